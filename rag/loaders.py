@@ -1,0 +1,175 @@
+"""Loaders: JSONL documents, a folder of .txt/.md files, and BEIR datasets."""
+from __future__ import annotations
+
+import csv
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Mapping
+
+from rag.errors import DatasetError, DocumentDecodeError, DuplicateDocumentError, EmptyCorpusError, InputError
+from rag.types import Document
+
+logger = logging.getLogger(__name__)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DocumentDecodeError(
+            f"{path}: not valid UTF-8 (byte {exc.start}: {exc.reason}). Re-encode the file as UTF-8, "
+            f"e.g. iconv -f CP949 -t UTF-8 '{path}' > fixed.txt"
+        ) from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def _jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    text = _read_text(path)
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(obj, dict):
+            raise InputError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
+        yield lineno, obj
+
+
+def load_jsonl_documents(path: str | Path) -> list[Document]:
+    """One document per line: ``id``, ``text`` required; ``version``, ``title``, ``uri``, ``metadata`` optional."""
+    p = Path(path)
+    docs = []
+    for lineno, obj in _jsonl(p):
+        doc_id = obj.get("id", obj.get("_id"))
+        text = obj.get("text")
+        if not isinstance(doc_id, (str, int)) or str(doc_id).strip() == "":
+            raise InputError(f"{p}:{lineno}: missing or empty 'id'")
+        if not isinstance(text, str):
+            raise InputError(f"{p}:{lineno}: document {doc_id!r} has no string 'text'")
+        meta = obj.get("metadata") or {}
+        if not isinstance(meta, Mapping):
+            raise InputError(f"{p}:{lineno}: 'metadata' must be an object")
+        docs.append(
+            Document(
+                id=str(doc_id),
+                text=text,
+                version=str(obj.get("version", "1")),
+                title=str(obj.get("title") or ""),
+                uri=str(obj.get("uri") or f"{p.name}#{doc_id}"),
+                metadata=meta,
+            )
+        )
+    return docs
+
+
+def load_folder(path: str | Path) -> list[Document]:
+    """Every ``.txt`` / ``.md`` file under ``path`` (recursively) is one document; id = relative path."""
+    root = Path(path)
+    docs = []
+    for f in sorted(root.rglob("*")):
+        if f.suffix.lower() not in (".txt", ".md") or not f.is_file():
+            continue
+        rel = f.relative_to(root).as_posix()
+        text = _read_text(f)
+        title = next((ln.lstrip("# ").strip() for ln in text.splitlines() if ln.strip()), rel)
+        docs.append(Document(id=rel, text=text, version="1", title=title, uri=f.resolve().as_uri()))
+    return docs
+
+
+@dataclass(frozen=True)
+class BeirDataset:
+    name: str
+    corpus: tuple[Document, ...]
+    queries: Mapping[str, str]
+    qrels: Mapping[str, Mapping[str, int]]  # query id -> doc id -> relevance
+
+
+def load_beir_corpus(root: str | Path) -> list[Document]:
+    p = Path(root) / "corpus.jsonl"
+    if not p.is_file():
+        raise DatasetError(f"{root}: no corpus.jsonl (expected the BEIR layout: corpus.jsonl, queries.jsonl, qrels/)")
+    docs = []
+    for lineno, obj in _jsonl(p):
+        if "_id" not in obj:
+            raise DatasetError(f"{p}:{lineno}: missing '_id'")
+        title = str(obj.get("title") or "")
+        body = str(obj.get("text") or "")
+        # BEIR convention: title and text are indexed together.
+        text = f"{title}\n\n{body}" if title else body
+        docs.append(Document(id=str(obj["_id"]), text=text, version="1", title=title, uri=f"beir:{Path(root).name}/{obj['_id']}"))
+    return docs
+
+
+def load_beir(root: str | Path, split: str) -> BeirDataset:
+    r = Path(root)
+    if not r.is_dir():
+        raise DatasetError(f"dataset folder not found: {r}")
+    qrels_path = r / "qrels" / f"{split}.tsv"
+    if not qrels_path.is_file():
+        have = sorted(x.stem for x in (r / "qrels").glob("*.tsv")) if (r / "qrels").is_dir() else []
+        raise DatasetError(f"{r}: no qrels/{split}.tsv (splits present: {have or 'none'})")
+    qrels: dict[str, dict[str, int]] = {}
+    with open(qrels_path, encoding="utf-8", newline="") as fh:
+        for lineno, row in enumerate(csv.reader(fh, delimiter="\t"), 1):
+            if not row or (lineno == 1 and row[0] == "query-id"):
+                continue
+            if len(row) < 3:
+                raise DatasetError(f"{qrels_path}:{lineno}: expected 'query-id<TAB>corpus-id<TAB>score'")
+            try:
+                score = int(float(row[2]))
+            except ValueError:
+                raise DatasetError(f"{qrels_path}:{lineno}: score {row[2]!r} is not a number") from None
+            qrels.setdefault(row[0], {})[row[1]] = score
+    qp = r / "queries.jsonl"
+    if not qp.is_file():
+        raise DatasetError(f"{r}: no queries.jsonl")
+    queries = {str(o["_id"]): str(o.get("text", "")) for _, o in _jsonl(qp) if str(o.get("_id")) in qrels}
+    missing = sorted(set(qrels) - set(queries))
+    if missing:
+        logger.warning("%d qrels queries have no text in queries.jsonl (first: %s); skipped", len(missing), missing[0])
+        qrels = {q: v for q, v in qrels.items() if q in queries}
+    return BeirDataset(name=r.name, corpus=tuple(load_beir_corpus(r)), queries=queries, qrels=qrels)
+
+
+def load_documents(path: str | Path, fmt: str = "auto") -> list[Document]:
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"corpus path not found: {p}")
+    if fmt == "auto":
+        if p.is_dir():
+            fmt = "beir" if (p / "corpus.jsonl").is_file() else "folder"
+        elif p.suffix in (".jsonl", ".json"):
+            fmt = "jsonl"
+        elif p.suffix.lower() in (".txt", ".md"):
+            text = _read_text(p)
+            return [Document(id=p.name, text=text, title=p.stem, uri=p.resolve().as_uri())]
+        else:
+            raise InputError(f"{p}: cannot tell the corpus format; set corpus.format to jsonl, beir or folder")
+    loader = {"jsonl": load_jsonl_documents, "folder": load_folder, "beir": load_beir_corpus}[fmt]
+    return loader(p)
+
+
+def check_unique(docs: list[Document]) -> list[Document]:
+    """Drop exact repeats; raise on one (id, version) with two different texts."""
+    seen: dict[tuple[str, str], Document] = {}
+    out = []
+    for d in docs:
+        prev = seen.get(d.key)
+        if prev is None:
+            seen[d.key] = d
+            out.append(d)
+        elif prev.text != d.text:
+            raise DuplicateDocumentError(
+                f"document id {d.id!r} version {d.version!r} appears twice with different text; "
+                "give the newer one a new version, or use replace() to swap it"
+            )
+        else:
+            logger.info("dropping exact duplicate of %s:%s", d.id, d.version)
+    if not out:
+        raise EmptyCorpusError("the corpus is empty: no documents were found to index")
+    return out

@@ -1,0 +1,65 @@
+"""Hybrid retrieval: BM25 top-k and dense top-k, fused into candidates."""
+from __future__ import annotations
+
+import logging
+import time
+
+from rag.config import RetrievalConfig
+from rag.embedders import Embedder
+from rag.errors import EmptyQueryError, InputError
+from rag.fusion import fuse
+from rag.index import HybridIndex
+from rag.types import ScoredChunk, SearchResult
+
+logger = logging.getLogger(__name__)
+
+
+def check_query(query: object) -> str:
+    if not isinstance(query, str):
+        raise InputError(f"query must be a string, got {type(query).__name__}")
+    if not query.strip():
+        raise EmptyQueryError("the query is empty or whitespace only; ask a question with some words in it")
+    return query.strip()
+
+
+class HybridRetriever:
+    """Runs both retrievers over one :class:`HybridIndex` and fuses their lists."""
+
+    def __init__(self, index: HybridIndex, embedder: Embedder, config: RetrievalConfig) -> None:
+        self.index = index
+        self.embedder = embedder
+        self.config = config
+
+    def bm25(self, query: str, k: int | None = None) -> list[ScoredChunk]:
+        return self.index.search_bm25(check_query(query), k or self.config.bm25_top_k)
+
+    def dense(self, query: str, k: int | None = None) -> list[ScoredChunk]:
+        vec = self.embedder.embed_queries([check_query(query)])[0]
+        return self.index.search_dense(vec, k or self.config.dense_top_k)
+
+    def search(self, query: str, candidates: int | None = None) -> SearchResult:
+        q = check_query(query)
+        t0 = time.perf_counter()
+        bm = self.index.search_bm25(q, self.config.bm25_top_k)
+        t1 = time.perf_counter()
+        vec = self.embedder.embed_queries([q])[0]
+        t2 = time.perf_counter()
+        dn = self.index.search_dense(vec, self.config.dense_top_k)
+        t3 = time.perf_counter()
+        result = self.fuse(q, bm, dn, candidates)
+        t4 = time.perf_counter()
+        timings = {"bm25": (t1 - t0) * 1e3, "embed_query": (t2 - t1) * 1e3, "dense": (t3 - t2) * 1e3,
+                   "fusion": (t4 - t3) * 1e3}
+        return SearchResult(q, result.candidates, timings)
+
+    def fuse(self, query: str, bm: list[ScoredChunk], dn: list[ScoredChunk], candidates: int | None = None) -> SearchResult:
+        f = self.config.fusion
+        fused = fuse(
+            {"bm25": bm, "dense": dn},
+            method=f.method,
+            k=f.k,
+            weights={"bm25": f.bm25_weight, "dense": f.dense_weight},
+            normalization=f.normalization,
+            limit=candidates or self.config.candidates,
+        )
+        return SearchResult(query, tuple(fused))

@@ -1,0 +1,89 @@
+"""Frozen data types that cross stage boundaries."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+
+def _freeze(meta: Mapping[str, object] | None) -> Mapping[str, object]:
+    return MappingProxyType(dict(meta or {}))
+
+
+@dataclass(frozen=True)
+class Document:
+    """A source document. ``(id, version)`` identifies it in an index."""
+
+    id: str
+    text: str
+    version: str = "1"
+    title: str = ""
+    uri: str = ""
+    metadata: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "metadata", _freeze(self.metadata))
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.id, self.version)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A span of one document version. ``text == document.text[start_char:end_char]``."""
+
+    evidence_id: str
+    document_id: str
+    document_version: str
+    ordinal: int
+    text: str
+    start_char: int
+    end_char: int
+    title: str = ""
+    uri: str = ""
+    page: int | None = None
+
+
+@dataclass(frozen=True)
+class ScoredChunk:
+    """One hit of one retriever."""
+
+    chunk: Chunk
+    score: float
+    rank: int  # 1-based
+
+
+@dataclass(frozen=True)
+class RetrieverHit:
+    """What one retriever said about a fused candidate (rank is 1-based)."""
+
+    retriever: str
+    rank: int
+    score: float
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A fused candidate with the per-retriever evidence that produced it."""
+
+    chunk: Chunk
+    score: float
+    rank: int
+    hits: tuple[RetrieverHit, ...]
+
+    def hit(self, retriever: str) -> RetrieverHit | None:
+        for h in self.hits:
+            if h.retriever == retriever:
+                return h
+        return None
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    query: str
+    candidates: tuple[Candidate, ...]
+    timings_ms: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "timings_ms", MappingProxyType(dict(self.timings_ms)))
