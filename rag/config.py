@@ -146,7 +146,8 @@ def _format_errors(err: ValidationError, source: str) -> str:
         if e["type"] == "extra_forbidden":
             msg = "unknown key (check spelling; see configs/default.yaml for the valid keys)"
         elif e["type"] in _BOUNDS:
-            msg = f"must be {_BOUNDS[e['type']]} {next(iter(e.get('ctx', {}).values()), '?')}"
+            bound = next(iter(e.get("ctx", {}).values()), "?")
+            msg = f"must be {_BOUNDS[e['type']]} {bound:g}" if isinstance(bound, float) else f"must be {_BOUNDS[e['type']]} {bound}"
         elif msg.startswith("Value error, "):
             msg = msg[len("Value error, "):]
         got = e.get("input")

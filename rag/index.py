@@ -227,7 +227,7 @@ class HybridIndex:
         vecs = np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1) if texts else np.zeros((0, self.dim), np.float32)
         if texts and vecs.shape[1] != self.dim:
             raise IndexMismatchError(f"embedder returned dimension {vecs.shape[1]}, expected {self.dim}")
-        new_terms = [self.bm25.encode(self.analyzer(c.text), grow=True) for c in new_chunks]
+        new_terms = [self.bm25.encode(self.analyzer(t), grow=True) for t in texts]
         # Merge, keeping rows sorted by (document id, version, ordinal) whatever the insert order.
         all_chunks = self.chunks + new_chunks
         all_vecs = np.vstack([self.embeddings.reshape(-1, self.dim), vecs]) if len(self.chunks) else vecs

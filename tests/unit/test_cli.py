@@ -1,0 +1,95 @@
+"""The `rag` command line, run in-process on the demo corpus with the hashing embedder."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rag.cli import main
+
+from tests.conftest import write_config
+
+
+def test_index_then_search_json(tiny_config, capsys):
+    assert main(["index", "--config", str(tiny_config)]) == 0
+    out = capsys.readouterr().out
+    assert "indexed 35 documents" in out
+    assert main(["search", "How often must passwords be changed?", "--config", str(tiny_config), "--json", "--top", "5"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["query"].startswith("How often")
+    cands = data["candidates"]
+    assert 1 <= len(cands) <= 5
+    assert [c["rank"] for c in cands] == list(range(1, len(cands) + 1))
+    assert cands[0]["document_id"] == "it-security-handbook"
+    for c in cands:
+        assert set(c["retrievers"]) <= {"bm25", "dense"} and c["retrievers"]
+        assert c["span"][0] < c["span"][1]
+    scores = [c["score"] for c in cands]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_search_human_output_and_korean(tiny_config, capsys):
+    main(["index", "--config", str(tiny_config)])
+    capsys.readouterr()
+    assert main(["search", "밀폐공간 진입 전 측정", "--config", str(tiny_config)]) == 0
+    out = capsys.readouterr().out
+    assert "confined-space-safety-manual" in out.splitlines()[0]
+    assert " p." in out.splitlines()[0]  # the paged manual shows its page
+
+
+def test_errors_exit_2_with_message(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("retrieval:\n  fusion:\n    k: -3\n", encoding="utf-8")
+    assert main(["search", "x", "--config", str(bad)]) == 2
+    assert "retrieval.fusion.k: must be > 0, got -3" in capsys.readouterr().err
+    cfg = write_config(tmp_path / "c")
+    assert main(["search", "x", "--config", str(cfg)]) == 2
+    assert "no index at" in capsys.readouterr().err
+    main(["index", "--config", str(cfg)])
+    capsys.readouterr()
+    assert main(["search", "   ", "--config", str(cfg)]) == 2
+    assert "empty" in capsys.readouterr().err
+    assert main(["eval-retrieval", "--dataset", str(tmp_path / "nope"), "--config", str(cfg)]) == 2
+    assert "not found" in capsys.readouterr().err
+    assert main(["eval-retrieval", "--dataset", str(tmp_path), "--config", str(cfg), "--set", "oops"]) == 2
+    assert "KEY=VALUE" in capsys.readouterr().err
+
+
+def _mini_beir(root):
+    (root / "qrels").mkdir(parents=True)
+    docs = {
+        "d1": ("Annual leave", "Employees get fifteen days of annual leave in the first year."),
+        "d2": ("Passwords", "Passwords must be changed every ninety days and never shared."),
+        "d3": ("연차", "연차 휴가는 입사 첫해 15일이 부여된다."),
+        "d4": ("Forklifts", "Forklift speed inside the plant is limited to ten kilometres per hour."),
+        "d5": ("Cafeteria", "Lunch is served from noon in the second floor cafeteria."),
+    }
+    with open(root / "corpus.jsonl", "w", encoding="utf-8") as fh:
+        for i, (t, x) in docs.items():
+            fh.write(json.dumps({"_id": i, "title": t, "text": x}, ensure_ascii=False) + "\n")
+    qs = {"q1": "how many days of annual leave", "q2": "password change interval", "q3": "연차 휴가 일수",
+          "q4": "forklift speed limit", "q9": "not judged"}
+    with open(root / "queries.jsonl", "w", encoding="utf-8") as fh:
+        for i, t in qs.items():
+            fh.write(json.dumps({"_id": i, "text": t}, ensure_ascii=False) + "\n")
+    (root / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\nq3\td3\t1\nq4\td4\t1\n", encoding="utf-8")
+
+
+def test_eval_retrieval_json_shape(tmp_path, capsys):
+    _mini_beir(tmp_path / "beir")
+    cfg = write_config(tmp_path / "c")
+    out = tmp_path / "res" / "eval.json"
+    rc = main(["eval-retrieval", "--dataset", str(tmp_path / "beir"), "--split", "test", "--config", str(cfg),
+               "--json", str(out)])
+    assert rc == 0
+    data = json.loads(out.read_text())
+    assert data["dataset"] == "beir" and data["split"] == "test"
+    assert data["n_queries"] == 4  # q9 has no qrels and is not evaluated
+    assert set(data["metrics"]) == {"bm25", "dense", "hybrid"}
+    for m in data["metrics"].values():
+        assert set(m) == {"ndcg@10", "recall@10", "recall@100", "mrr@10"}
+        assert all(0.0 <= v <= 1.0 for v in m.values())
+    assert data["metrics"]["bm25"]["recall@10"] == 1.0  # every query has a lexical match
+    with pytest.raises(SystemExit):
+        main(["eval-retrieval"])  # --dataset is required
