@@ -76,7 +76,8 @@ class Chunker:
                     units.append(_Unit(ss, se, n, page, first))
                     first = False
                     continue
-                for ws, we in _spans(text, ss, se, _WORD):
+                for m in _WORD.finditer(text, ss, se):
+                    ws, we = m.start(), m.end()
                     units.append(_Unit(ws, we, count(text[ws:we]), page, first))
                     first = False
         return units
