@@ -51,6 +51,24 @@ def cmd_index(args) -> int:
     return 0
 
 
+def cmd_add(args) -> int:
+    from rag.loaders import load_documents
+
+    p = _pipeline(args)
+    docs = load_documents(args.path)
+    rep = p.replace_documents(docs) if args.replace else p.add_documents(docs)
+    print(f"added {len(rep.added)}, removed {len(rep.removed)}, unchanged {len(rep.unchanged)} "
+          f"({rep.chunks_embedded} chunks embedded); index now {len(p.index)} chunks")
+    return 0
+
+
+def cmd_delete(args) -> int:
+    p = _pipeline(args)
+    rep = p.delete_document(args.doc_id, args.version)
+    print(f"removed {', '.join(rep.removed)}; index now {len(p.index)} chunks")
+    return 0
+
+
 def _candidate_json(c) -> dict:
     ch = c.chunk
     return {
@@ -163,6 +181,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--config", default=DEFAULT_CONFIG)
     s.add_argument("--force", action="store_true", help="overwrite an index built with another model/analyzer")
     s.set_defaults(func=cmd_index)
+
+    s = sub.add_parser("add", help="add documents (JSONL, folder or file) to an existing index")
+    s.add_argument("path")
+    s.add_argument("--config", default=DEFAULT_CONFIG)
+    s.add_argument("--replace", action="store_true", help="make each given document the only version of its id")
+    s.set_defaults(func=cmd_add)
+
+    s = sub.add_parser("delete", help="delete a document (all versions, or one) from the index")
+    s.add_argument("doc_id")
+    s.add_argument("--version", default=None)
+    s.add_argument("--config", default=DEFAULT_CONFIG)
+    s.set_defaults(func=cmd_delete)
 
     s = sub.add_parser("search", help="hybrid search: fused candidates with per-retriever ranks and scores")
     s.add_argument("query")

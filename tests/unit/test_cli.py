@@ -93,3 +93,22 @@ def test_eval_retrieval_json_shape(tmp_path, capsys):
     assert data["metrics"]["bm25"]["recall@10"] == 1.0  # every query has a lexical match
     with pytest.raises(SystemExit):
         main(["eval-retrieval"])  # --dataset is required
+
+
+def test_add_replace_delete_commands(tiny_config, tmp_path, capsys):
+    main(["index", "--config", str(tiny_config)])
+    capsys.readouterr()
+    new = tmp_path / "new.jsonl"
+    new.write_text(json.dumps({"id": "parking-policy", "version": "2026.1", "text": "Parking is free for bicycles.",
+                               "title": "Parking"}) + "\n", encoding="utf-8")
+    assert main(["add", str(new), "--config", str(tiny_config), "--replace"]) == 0
+    assert "added 1, removed 1" in capsys.readouterr().out
+    main(["search", "bicycles parking free", "--config", str(tiny_config), "--json"])
+    top = json.loads(capsys.readouterr().out)["candidates"][0]
+    assert (top["document_id"], top["version"]) == ("parking-policy", "2026.1")
+    assert main(["delete", "parking-policy", "--config", str(tiny_config)]) == 0
+    assert "removed parking-policy:2026.1" in capsys.readouterr().out
+    main(["search", "bicycles parking free", "--config", str(tiny_config), "--json"])
+    assert all(c["document_id"] != "parking-policy" for c in json.loads(capsys.readouterr().out)["candidates"])
+    assert main(["delete", "parking-policy", "--config", str(tiny_config)]) == 2
+    assert "not in the index" in capsys.readouterr().err
