@@ -82,7 +82,9 @@ class _RankBm25Scorer:
         if self.model is None:
             return np.zeros(0, dtype=np.float32)
         # BM25Okapi multiplies by (k1 + 1); Lucene drops that rank-preserving constant.
-        return (self.model.get_scores(query_ids.tolist()) / (self.k1 + 1)).astype(np.float32)
+        # With b = 1 an empty chunk gives 0/0 for tf = 0; its contribution is 0 by definition.
+        raw = np.nan_to_num(self.model.get_scores(query_ids.tolist()), nan=0.0)
+        return (raw / (self.k1 + 1)).astype(np.float32)
 
 
 class BM25Index:

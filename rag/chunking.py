@@ -15,8 +15,11 @@ from rag.tokens import TiktokenCounter, TokenCounter
 from rag.types import Chunk, Document
 
 _PARA = re.compile(r"\n[ \t\r]*\n|\f")
-# Sentence end: . ! ? (and full-width forms) followed by whitespace, or a line break.
-_SENT = re.compile(r"(?<=[.!?。！？])[\"'”’)\]]*\s+|\n")
+# Sentence separator: the whitespace after . ! ? (and full-width forms), optionally
+# followed by up to two closing quotes/brackets that stay with the sentence; or a line break.
+_SENT = re.compile(
+    r"(?<=[.!?。！？])\s+|(?<=[.!?。！？][\"'”’)\]])\s+|(?<=[.!?。！？][\"'”’)\]][\"'”’)\]])\s+|\n"
+)
 _WORD = re.compile(r"\S+")
 
 
@@ -88,19 +91,12 @@ class Chunker:
         has_pages = "\f" in text
         chunks: list[Chunk] = []
         i = 0
+        last_j = -1  # index of the last unit already emitted
         while i < len(units):
-            j = i
-            total = units[i].tokens
-            while (
-                j + 1 < len(units)
-                and units[j + 1].page == units[i].page
-                and total + units[j + 1].tokens + 1 <= self.max_tokens
-            ):
-                j += 1
-                total += units[j].tokens + 1
-            # The joined text can tokenize differently from the sum; shrink until it fits.
-            while j > i and self.counter.count(text[units[i].start:units[j].end]) > self.max_tokens:
-                j -= 1
+            j = self._pack(text, units, i)
+            if j <= last_j:  # the overlap left no room for new text: restart without it
+                i = last_j + 1
+                j = self._pack(text, units, i)
             start, end = units[i].start, units[j].end
             chunks.append(
                 Chunk(
@@ -116,6 +112,7 @@ class Chunker:
                     page=units[i].page if has_pages else None,
                 )
             )
+            last_j = j
             if j + 1 >= len(units):
                 break
             # Next chunk starts early enough to repeat <= overlap_tokens of this one,
@@ -131,6 +128,22 @@ class Chunker:
                 back += units[nxt].tokens
             i = nxt
         return chunks
+
+    def _pack(self, text: str, units: list[_Unit], i: int) -> int:
+        """Index of the last unit of the chunk starting at unit ``i``."""
+        j = i
+        total = units[i].tokens
+        while (
+            j + 1 < len(units)
+            and units[j + 1].page == units[i].page
+            and total + units[j + 1].tokens + 1 <= self.max_tokens
+        ):
+            j += 1
+            total += units[j].tokens + 1
+        # The joined text can tokenize differently from the sum; shrink until it fits.
+        while j > i and self.counter.count(text[units[i].start:units[j].end]) > self.max_tokens:
+            j -= 1
+        return j
 
     def chunk_all(self, docs: list[Document]) -> list[Chunk]:
         out: list[Chunk] = []

@@ -215,15 +215,17 @@ class HybridIndex:
                 logger.warning("document %s:%s has no text to index; recorded with 0 chunks", d.id, d.version)
             new_chunks.extend(cs)
         texts = [_passage_text(c) for c in new_chunks]
-        embed = getattr(self.embedder, "embed_passages")
-        before = getattr(self.embedder, "misses", None)
-        if progress is not None and "progress" in embed.__code__.co_varnames:
-            vecs = embed(texts, progress=progress)
+        from rag.embedders import CachedEmbedder
+
+        if isinstance(self.embedder, CachedEmbedder):
+            before = self.embedder.misses
+            vecs = self.embedder.embed_passages(texts, progress=progress)
+            embedded = self.embedder.misses - before
         else:
-            vecs = embed(texts)
+            vecs = self.embedder.embed_passages(texts)
+            embedded = len(texts)
             if progress is not None:
                 progress(len(texts))
-        embedded = (self.embedder.misses - before) if before is not None else len(texts)
         vecs = np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1) if texts else np.zeros((0, self.dim), np.float32)
         if texts and vecs.shape[1] != self.dim:
             raise IndexMismatchError(f"embedder returned dimension {vecs.shape[1]}, expected {self.dim}")

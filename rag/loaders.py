@@ -28,7 +28,9 @@ def _read_text(path: Path) -> str:
 
 def _jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     text = _read_text(path)
-    for lineno, line in enumerate(text.splitlines(), 1):
+    # Split on "\n" only: JSON strings may hold U+2028/U+2029/U+0085 unescaped.
+    for lineno, line in enumerate(text.split("\n"), 1):
+        line = line.rstrip("\r")
         if not line.strip():
             continue
         try:
@@ -71,7 +73,7 @@ def load_folder(path: str | Path) -> list[Document]:
     """Every ``.txt`` / ``.md`` file under ``path`` (recursively) is one document; id = relative path."""
     root = Path(path)
     docs = []
-    for f in sorted(root.rglob("*")):
+    for f in sorted(root.rglob("*"), key=lambda x: x.relative_to(root).as_posix()):
         if f.suffix.lower() not in (".txt", ".md") or not f.is_file():
             continue
         rel = f.relative_to(root).as_posix()
