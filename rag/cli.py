@@ -221,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     level = logging.WARNING - 10 * min(args.verbose, 2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    # bm25s sets its own logger to DEBUG; keep it at our level.
+    logging.getLogger("bm25s").setLevel(max(level, logging.INFO) if args.verbose < 2 else logging.DEBUG)
     try:
         return args.func(args)
     except RagError as exc:
