@@ -107,6 +107,70 @@ def cmd_search(args) -> int:
     return 0
 
 
+def _load_history(path: str | None):
+    from rag.prompting import Turn
+
+    if not path:
+        return ()
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"--history {path}: cannot read a JSON list of turns ({exc})") from None
+    if not isinstance(data, list) or not all(isinstance(t, dict) and {"role", "content"} <= set(t) for t in data):
+        raise ConfigError(f"--history {path}: expected [{{\"role\": \"user\"|\"assistant\", \"content\": ...}}, ...]")
+    return tuple(Turn(t["role"], t["content"]) for t in data)
+
+
+def print_manifest(m: dict) -> None:
+    b = m["budget"]
+    terms = " - ".join(f"{k} {b[k]}" for k in ("system", "guidelines", "history", "question", "output_reserve",
+                                                "schema_overhead", "wrapper_reserve", "safety_margin"))
+    print(f"prompt {m['prompt_version']}  tokenizer {m['tokenizer']}")
+    print(f"budget: context_limit {b['context_limit']} - {terms} = evidence_budget {b['evidence_budget']}")
+    print(f"used: evidence {m['evidence_tokens']} / {m['evidence_budget']}, rendered context "
+          f"{m['rendered_context_tokens']}, whole prompt {m['prompt_tokens']}")
+    h = m["history"]
+    print(f"history: kept {h['kept_turns']} turns ({h['tokens']} tokens), dropped {h['dropped_turns']} oldest")
+    if m["guidelines"]:
+        print(f"guidelines: {', '.join(m['guidelines'])}")
+    if m["version_conflicts"]:
+        print(f"several versions retrieved for: {', '.join(m['version_conflicts'])}")
+    for blk in m["blocks"]:
+        flags = (" truncated" if blk["truncated"] else "") + (f" neutralized={blk['neutralized']}" if blk["neutralized"] else "")
+        print(f"  [{blk['source_id']}] {blk['evidence_id']}  span {blk['span'][0]}-{blk['span'][1]}  "
+              f"{blk['tokens']} tokens{flags}")
+    for d in m["dropped"]:
+        print(f"  not sent: {d['evidence_id']}  {d['reason']}  {d['detail']}")
+
+
+def print_messages(messages) -> None:
+    for msg in messages:
+        extra = ""
+        if msg.tool_calls:
+            extra = " tool_calls=" + ", ".join(f"{t.name}({t.arguments})" for t in msg.tool_calls)
+        if msg.tool_call_id:
+            extra = f" tool_call_id={msg.tool_call_id}"
+        print(f"----- {msg.role}{extra}")
+        print(msg.content)
+
+
+def cmd_context(args) -> int:
+    p = _pipeline(args)
+    _, prompt = p.build_prompt(args.question, _load_history(args.history))
+    manifest = prompt.manifest.to_json()
+    if args.json:
+        out = {"question": args.question, "config_hash": p.config.hash, "manifest": manifest}
+        if args.show_prompt:
+            out["messages"] = prompt.to_openai()
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+        return 0
+    print_manifest(manifest)
+    if args.show_prompt:
+        print()
+        print_messages(prompt.messages)
+    return 0
+
+
 def cmd_eval_retrieval(args) -> int:
     from tqdm import tqdm
 
@@ -200,6 +264,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--top", type=int, default=10)
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_search)
+
+    s = sub.add_parser("context", help="retrieve and build the budgeted prompt; print its manifest")
+    s.add_argument("question")
+    s.add_argument("--config", default=DEFAULT_CONFIG)
+    s.add_argument("--history", help="JSON file: [{\"role\": \"user\", \"content\": ...}, ...]")
+    s.add_argument("--show-prompt", action="store_true", help="also print the rendered messages")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    s.set_defaults(func=cmd_context)
 
     s = sub.add_parser("eval-retrieval", help="nDCG/recall/MRR of bm25, dense and hybrid on a BEIR dataset")
     s.add_argument("--dataset", required=True, help="folder with corpus.jsonl, queries.jsonl, qrels/")

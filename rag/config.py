@@ -90,6 +90,37 @@ class RetrievalConfig(_Section):
     fusion: FusionConfig = FusionConfig()
 
 
+class GuidelineConfig(_Section):
+    id: str = Field(min_length=1)
+    content: str = Field(min_length=1)
+    keywords: tuple[str, ...] = ()
+    condition: str = ""
+
+
+class ContextConfig(_Section):
+    model: str = "gpt-4o-mini"  # picks the tiktoken encoding when tokenizer is "auto"
+    tokenizer: str = "auto"  # auto | cl100k_base | o200k_base | whitespace | hf:/local/path
+    context_limit: int = Field(8192, gt=0)
+    output_reserve: int = Field(800, ge=0)
+    schema_overhead: int = Field(150, ge=0)
+    safety_margin: int = Field(64, ge=0)
+    message_overhead: int = Field(4, ge=0)
+    history_budget: int = Field(1024, ge=0)
+    max_blocks: int = Field(8, ge=1)
+    max_blocks_per_document: int = Field(3, ge=1)
+    min_block_tokens: int = Field(24, ge=1)
+    ordering: Literal["rank", "reverse", "edges"] = "rank"
+    overlap_policy: Literal["better_ranked", "wider"] = "better_ranked"
+    near_duplicates: Literal["drop", "keep"] = "drop"
+    near_duplicate_threshold: float = Field(0.85, gt=0, le=1)
+    system_prompt: str | None = None
+    prompt_version: str = "answer-with-citations-v1"
+    guidelines: tuple[GuidelineConfig, ...] = ()
+    guidelines_file: str | None = None  # YAML list of {id, content, keywords, condition}
+    guideline_match: Literal["keyword", "embedding", "either", "both"] = "keyword"
+    guideline_threshold: float = Field(0.5, ge=-1, le=1)
+
+
 class RagConfig(_Section):
     name: str = "default"
     corpus: CorpusConfig = CorpusConfig()
@@ -99,6 +130,7 @@ class RagConfig(_Section):
     embedding: EmbeddingConfig = EmbeddingConfig()
     dense: DenseConfig = DenseConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
+    context: ContextConfig = ContextConfig()
     base_dir: str = Field(".", exclude=True)
 
     def resolve(self, path: str) -> Path:

@@ -53,6 +53,18 @@ class IndexMismatchError(IndexError_):
     """An index was built with a different model, tokenizer or format than requested."""
 
 
+class BudgetError(RagError):
+    """The token budget leaves no room for evidence (or the question alone is too large)."""
+
+    def __init__(self, message: str, terms: object | None = None) -> None:
+        super().__init__(message)
+        self.terms = terms
+
+
+class EvidenceError(InputError):
+    """An evidence item offered to the context builder is malformed or inconsistent."""
+
+
 class DependencyError(RagError):
     """An optional dependency is missing; the message names the extra to install."""
 

@@ -175,3 +175,28 @@ def check_unique(docs: list[Document]) -> list[Document]:
     if not out:
         raise EmptyCorpusError("the corpus is empty: no documents were found to index")
     return out
+
+
+def load_guidelines(path: str | Path) -> list:
+    """A YAML (or JSON) list of guidelines: ``{id, content, keywords?, condition?}``."""
+    import yaml
+
+    from rag.prompting import Guideline
+
+    p = Path(path)
+    try:
+        data = yaml.safe_load(_read_text(p))
+    except yaml.YAMLError as exc:
+        raise InputError(f"{p}: not valid YAML ({exc})") from None
+    if not isinstance(data, list):
+        raise InputError(f"{p}: expected a list of guidelines, got {type(data).__name__}")
+    out = []
+    for i, g in enumerate(data):
+        if not isinstance(g, dict) or not g.get("id") or not g.get("content"):
+            raise InputError(f"{p}: guideline {i} needs at least 'id' and 'content'")
+        unknown = set(g) - {"id", "content", "keywords", "condition"}
+        if unknown:
+            raise InputError(f"{p}: guideline {g['id']!r} has unknown keys {sorted(unknown)}")
+        out.append(Guideline(str(g["id"]), str(g["content"]), tuple(str(k) for k in g.get("keywords") or ()),
+                             str(g.get("condition") or "")))
+    return out

@@ -3,17 +3,19 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from rag.analyzers import make_analyzer
+from rag.context import ContextPolicy, Evidence
 from rag.chunking import Chunker
 from rag.config import RagConfig, load_config
 from rag.embedders import CachedEmbedder, Embedder, EmbeddingCache, make_embedder
 from rag.errors import IndexMismatchError
 from rag.index import HybridIndex, IndexSettings, Progress, UpdateReport, build_index, index_exists
-from rag.loaders import check_unique, load_documents
+from rag.loaders import check_unique, load_documents, load_guidelines
+from rag.prompting import DEFAULT_SYSTEM_PROMPT, Guideline, GuidelineSelector, Prompt, PromptBuilder, PromptSettings, Turn
 from rag.retrieval import HybridRetriever
-from rag.tokens import TiktokenCounter
+from rag.tokens import TiktokenCounter, make_counter
 from rag.types import Document, SearchResult
 
 logger = logging.getLogger(__name__)
@@ -129,3 +131,38 @@ class Pipeline:
 
     def search(self, query: str, candidates: int | None = None) -> SearchResult:
         return self.retriever.search(query, candidates)
+
+    # -- context -----------------------------------------------------------------
+    def guidelines(self) -> list[Guideline]:
+        c = self.config.context
+        items = [Guideline(g.id, g.content, tuple(g.keywords), g.condition) for g in c.guidelines]
+        if c.guidelines_file:
+            items.extend(load_guidelines(self.config.resolve(c.guidelines_file)))
+        return items
+
+    def prompt_builder(self) -> PromptBuilder:
+        c = self.config.context
+        counter = make_counter(c.tokenizer, c.model)
+        settings = PromptSettings(
+            context_limit=c.context_limit, output_reserve=c.output_reserve, schema_overhead=c.schema_overhead,
+            safety_margin=c.safety_margin, message_overhead=c.message_overhead, history_budget=c.history_budget,
+            system_prompt=c.system_prompt or DEFAULT_SYSTEM_PROMPT, prompt_version=c.prompt_version,
+        )
+        policy = ContextPolicy(
+            max_blocks=c.max_blocks, max_blocks_per_document=c.max_blocks_per_document,
+            min_block_tokens=c.min_block_tokens, ordering=c.ordering, overlap_policy=c.overlap_policy,
+            near_duplicates=c.near_duplicates, near_duplicate_threshold=c.near_duplicate_threshold,
+        )
+        guides = self.guidelines()
+        selector = None
+        if guides:
+            emb = self.embedder if c.guideline_match != "keyword" else None
+            selector = GuidelineSelector(guides, c.guideline_match, c.guideline_threshold, emb)
+        return PromptBuilder(counter, settings, policy, selector)
+
+    def build_prompt(self, question: str, history: Sequence[Turn] = (), *,
+                     search: SearchResult | None = None) -> tuple[SearchResult, Prompt]:
+        """Retrieve (unless ``search`` is given) and build the budgeted prompt."""
+        result = search if search is not None else self.search(question)
+        evidence = [Evidence.from_candidate(c) for c in result.candidates]
+        return result, self.prompt_builder().build(question, evidence, history)

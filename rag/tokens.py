@@ -94,6 +94,36 @@ def _count_cached(encoding: str, text: str) -> int:
     return len(get_encoding(encoding).encode(text, disallowed_special=()))
 
 
+class HFTokenizerCounter:
+    """Counts tokens with a Hugging Face tokenizer from a local folder (no downloads)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.name = f"hf:{path}"
+        self._tok = None
+        self._cache: dict[str, int] = {}
+
+    def _load(self):
+        if self._tok is None:
+            try:
+                from transformers import AutoTokenizer
+            except ImportError:
+                raise missing_dependency("transformers", "models", "the Hugging Face token counter") from None
+            try:
+                self._tok = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
+            except Exception as exc:  # noqa: BLE001 - any loader failure becomes ours
+                raise ConfigError(f"cannot load a tokenizer from {self.path!r}: {exc}") from exc
+        return self._tok
+
+    def count(self, text: str) -> int:
+        n = self._cache.get(text)
+        if n is None:
+            n = len(self._load().encode(text, add_special_tokens=False))
+            if len(self._cache) < 200_000:
+                self._cache[text] = n
+        return n
+
+
 class WhitespaceCounter:
     """Counts whitespace-separated words. For tests and rough estimates only."""
 
@@ -101,3 +131,27 @@ class WhitespaceCounter:
 
     def count(self, text: str) -> int:
         return len(text.split())
+
+
+# Model-name prefixes that use o200k_base; everything else OpenAI-like uses cl100k_base.
+_O200K_PREFIXES = ("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "chatgpt-4o")
+
+
+def encoding_for_model(model: str) -> str:
+    m = model.lower().split("/")[-1]
+    return "o200k_base" if m.startswith(_O200K_PREFIXES) else "cl100k_base"
+
+
+def make_counter(tokenizer: str = "auto", model: str = "") -> TokenCounter:
+    """``auto`` (by model name), ``cl100k_base``, ``o200k_base``, ``whitespace`` or ``hf:/local/path``."""
+    if tokenizer == "auto":
+        return TiktokenCounter(encoding_for_model(model))
+    if tokenizer in _CACHE_NAMES:
+        return TiktokenCounter(tokenizer)
+    if tokenizer == "whitespace":
+        return WhitespaceCounter()
+    if tokenizer.startswith("hf:"):
+        return HFTokenizerCounter(tokenizer[3:])
+    raise ConfigError(
+        f"context.tokenizer: unknown tokenizer {tokenizer!r}; use auto, cl100k_base, o200k_base, whitespace or hf:/path"
+    )

@@ -1,0 +1,494 @@
+"""The budgeted context builder: evidence in, a deterministic bundle of source blocks out.
+
+    validate -> sort (explicit key) -> dedup -> per-document cap / max blocks / budget
+    -> truncate at a safe boundary (span updated) -> order policy -> S1..Sn -> render
+
+Budget (tokens, counted with the real tokenizer)::
+
+    evidence_budget = context_limit - system - guidelines - history - question
+                      - output_reserve - schema_overhead - wrapper_reserve - safety_margin
+
+``wrapper_reserve`` is the worst case of the source tags and separators for
+``max_blocks`` blocks. Invariants, for any input:
+
+- sum of block body tokens <= evidence_budget
+- tokens of the rendered context (tags + bodies + separators) <= evidence_budget + wrapper_reserve
+- source ids are S1..Sn without gaps; the same evidence set in any order gives the same bundle.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import re
+import unicodedata
+from dataclasses import asdict, dataclass, field
+from typing import Literal, Sequence
+
+import numpy as np
+
+from rag.errors import BudgetError, EvidenceError
+from rag.tokens import TokenCounter
+from rag.types import Candidate
+
+logger = logging.getLogger(__name__)
+
+DropReason = Literal["duplicate", "per_document_cap", "budget", "max_blocks", "unsplittable", "invalid_score"]
+Ordering = Literal["rank", "reverse", "edges"]
+
+
+# --------------------------------------------------------------------------- input
+@dataclass(frozen=True)
+class Evidence:
+    """One retrieved item offered to the builder. ``text`` is ``document[start_char:end_char]``."""
+
+    evidence_id: str
+    document_id: str
+    document_version: str
+    text: str
+    start_char: int
+    end_char: int
+    score: float
+    uri: str = ""
+    title: str = ""
+    page: int | None = None
+    kind: Literal["text", "table", "code", "auto"] = "auto"
+    boundaries: tuple[int, ...] = ()  # safe cut offsets into ``text`` from a parser, if known
+
+    @classmethod
+    def from_candidate(cls, c: Candidate, score: float | None = None) -> "Evidence":
+        ch = c.chunk
+        return cls(ch.evidence_id, ch.document_id, ch.document_version, ch.text, ch.start_char, ch.end_char,
+                   float(c.score if score is None else score), ch.uri, ch.title, ch.page)
+
+
+@dataclass(frozen=True)
+class ContextPolicy:
+    max_blocks: int = 8
+    max_blocks_per_document: int = 3
+    min_block_tokens: int = 24
+    ordering: Ordering = "rank"
+    overlap_policy: Literal["better_ranked", "wider"] = "better_ranked"
+    near_duplicates: Literal["drop", "keep"] = "drop"
+    near_duplicate_threshold: float = 0.85
+    allow_word_truncation: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("max_blocks", "max_blocks_per_document", "min_block_tokens"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.ordering not in ("rank", "reverse", "edges"):
+            raise ValueError(f"ordering must be rank, reverse or edges, got {self.ordering!r}")
+        if not 0 < self.near_duplicate_threshold <= 1:
+            raise ValueError(f"near_duplicate_threshold must be in (0, 1], got {self.near_duplicate_threshold}")
+
+
+# --------------------------------------------------------------------------- budget
+@dataclass(frozen=True)
+class BudgetTerms:
+    """Every term of the evidence budget, in the order they are subtracted."""
+
+    context_limit: int
+    system: int
+    guidelines: int
+    history: int
+    question: int
+    output_reserve: int
+    schema_overhead: int
+    wrapper_reserve: int
+    safety_margin: int
+
+    @property
+    def evidence_budget(self) -> int:
+        return (self.context_limit - self.system - self.guidelines - self.history - self.question
+                - self.output_reserve - self.schema_overhead - self.wrapper_reserve - self.safety_margin)
+
+    def check(self) -> int:
+        b = self.evidence_budget
+        if b <= 0:
+            terms = ", ".join(f"{k}={v}" for k, v in asdict(self).items())
+            raise BudgetError(
+                f"no room for evidence: evidence_budget = {b} tokens ({terms}). Shorten the question, "
+                "history or guidelines, lower output_reserve / max_blocks, or use a model with a larger context_limit.",
+                terms=self,
+            )
+        return b
+
+
+# --------------------------------------------------------------------------- output
+@dataclass(frozen=True)
+class ContextBlock:
+    source_id: str
+    evidence_id: str
+    document_id: str
+    document_version: str
+    text: str  # exactly what is sent (after neutralization)
+    start_char: int  # span of the original text the block covers
+    end_char: int
+    truncated: bool
+    tokens: int
+    score: float
+    rank: int  # 1-based position in the sorted evidence list
+    uri: str = ""
+    title: str = ""
+    page: int | None = None
+    neutralized: int = 0  # number of forged tags/markers defused in this block
+
+
+@dataclass(frozen=True)
+class DroppedEvidence:
+    evidence_id: str
+    reason: DropReason
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ContextBundle:
+    blocks: tuple[ContextBlock, ...]
+    dropped: tuple[DroppedEvidence, ...]
+    rendered: str
+    evidence_tokens: int  # sum of block body tokens
+    rendered_tokens: int  # tokens of ``rendered`` (tags, bodies, separators)
+    evidence_budget: int
+    wrapper_reserve: int
+    version_conflicts: tuple[str, ...] = ()  # document ids present in more than one version
+
+    @property
+    def source_map(self) -> dict[str, ContextBlock]:
+        return {b.source_id: b for b in self.blocks}
+
+
+# --------------------------------------------------------------------------- rendering
+SOURCE_OPEN = '<source id="{sid}">'
+SOURCE_CLOSE = "</source>"
+SEPARATOR = "\n\n"
+
+_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e"), None)
+# Characters that NFKC leaves alone but that read as brackets to a model.
+_LOOKALIKES = str.maketrans({
+    "‹": "<", "›": ">", "〈": "<", "〉": ">", "⟨": "<", "⟩": ">", "《": "<", "》": ">", "˂": "<", "˃": ">",
+    "【": "[", "】": "]", "〔": "[", "〕": "]", "⟦": "[", "⟧": "]", "［": "[", "］": "]", "〖": "[", "〗": "]",
+    "⁄": "/", "∕": "/", "⧸": "/",
+})
+_TAG = re.compile(r"<\s*/?\s*source\b[^<>\n]{0,200}>?", re.IGNORECASE)
+_MARKER = re.compile(r"\[\s*s\s*\d+(?:\s*[,;]\s*s?\s*\d+)*\s*\]", re.IGNORECASE)
+
+
+def _fold(text: str) -> tuple[str, list[int]]:
+    """A lowercase ASCII-ish view of ``text`` for detection, with an index map back."""
+    out: list[str] = []
+    idx: list[int] = []
+    for i, ch in enumerate(text):
+        if ord(ch) in _ZERO_WIDTH:
+            continue
+        f = unicodedata.normalize("NFKC", ch).translate(_LOOKALIKES).lower()
+        for c in f:
+            out.append(c)
+            idx.append(i)
+    return "".join(out), idx
+
+
+def neutralize(text: str) -> tuple[str, int]:
+    """Defuse text that could open/close a source block or forge a citation marker.
+
+    Returns the safe text and the number of replacements. Detection sees through case,
+    full-width and look-alike characters and zero-width characters."""
+    folded, idx = _fold(text)
+    spans: list[tuple[int, int, str]] = []
+    for m in _TAG.finditer(folded):
+        spans.append((idx[m.start()], idx[m.end() - 1] + 1, "[source tag removed]"))
+    for m in _MARKER.finditer(folded):
+        inner = re.sub(r"[\[\]\s]", "", m.group(0)).upper()
+        spans.append((idx[m.start()], idx[m.end() - 1] + 1, f"(ref {inner})"))
+    if not spans:
+        return text, 0
+    spans.sort()
+    out, pos, n = [], 0, 0
+    for s, e, rep in spans:
+        if s < pos:  # overlapping detections: the first one wins
+            continue
+        out.append(text[pos:s])
+        out.append(rep)
+        pos = e
+        n += 1
+    out.append(text[pos:])
+    return "".join(out), n
+
+
+def render_block(source_id: str, body: str) -> str:
+    return f"{SOURCE_OPEN.format(sid=source_id)}\n{body}\n{SOURCE_CLOSE}"
+
+
+def render_blocks(blocks: Sequence[ContextBlock]) -> str:
+    return SEPARATOR.join(render_block(b.source_id, b.text) for b in blocks)
+
+
+def wrapper_reserve(counter: TokenCounter, max_blocks: int) -> int:
+    """Worst-case tokens of tags and separators for ``max_blocks`` blocks (real tokenizer)."""
+    total = 0
+    for i in range(1, max_blocks + 1):
+        total += counter.count(render_block(f"S{i}", "")) + counter.count(SEPARATOR) + 2
+    return total
+
+
+# --------------------------------------------------------------------------- helpers
+_SENT_END = re.compile(r"[.!?。！？][\"'”’)\]]{0,2}(?=\s)|\n")
+_WORD_END = re.compile(r"\S(?=\s)")
+_TABLE_LINE = re.compile(r"^\s*\|.*\|\s*$", re.MULTILINE)
+
+
+def _kind(e: Evidence) -> str:
+    if e.kind != "auto":
+        return e.kind
+    if "```" in e.text or "~~~" in e.text:
+        return "code"
+    if len(_TABLE_LINE.findall(e.text)) >= 2:
+        return "table"
+    return "text"
+
+
+def _sort_key(e: Evidence) -> tuple:
+    return (-e.score, e.document_id, e.document_version, e.evidence_id, e.text)
+
+
+def _shingles(text: str, n: int = 5) -> np.ndarray:
+    t = " ".join(unicodedata.normalize("NFKC", text).lower().split())
+    if len(t) <= n:
+        grams = {t}
+    else:
+        grams = {t[i:i + n] for i in range(len(t) - n + 1)}
+    return np.array(sorted(int.from_bytes(hashlib.blake2b(g.encode(), digest_size=8).digest(), "little") >> 1
+                           for g in grams), dtype=np.uint64)
+
+
+_PERM_A = np.random.default_rng(12345).integers(1, (1 << 61) - 1, size=64, dtype=np.uint64) | np.uint64(1)
+_PERM_B = np.random.default_rng(54321).integers(0, (1 << 61) - 1, size=64, dtype=np.uint64)
+
+
+def minhash(text: str) -> np.ndarray:
+    """A 64-value MinHash signature over character 5-gram shingles."""
+    h = _shingles(text)
+    with np.errstate(over="ignore"):
+        v = (h[:, None] * _PERM_A[None, :] + _PERM_B[None, :])
+    return v.min(axis=0)
+
+
+def jaccard_estimate(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.mean(a == b))
+
+
+# --------------------------------------------------------------------------- builder
+class ContextBuilder:
+    """Packs evidence into a bundle under a token budget. Constructor stores config only."""
+
+    def __init__(self, counter: TokenCounter, policy: ContextPolicy | None = None) -> None:
+        self.counter = counter
+        self.policy = policy or ContextPolicy()
+
+    def wrapper_reserve(self) -> int:
+        return wrapper_reserve(self.counter, self.policy.max_blocks)
+
+    def build(self, evidence: Sequence[Evidence], evidence_budget: int) -> ContextBundle:
+        if evidence_budget <= 0:
+            raise BudgetError(f"evidence_budget must be > 0, got {evidence_budget}")
+        pol = self.policy
+        count = self.counter.count
+        dropped: list[DroppedEvidence] = []
+        items = self._validate(evidence, dropped)
+        items.sort(key=_sort_key)
+        rank_of = {e.evidence_id: i + 1 for i, e in enumerate(items)}
+
+        versions: dict[str, set[str]] = {}
+        for e in items:
+            versions.setdefault(e.document_id, set()).add(e.document_version)
+        conflicts = tuple(sorted(d for d, v in versions.items() if len(v) > 1))
+
+        items = self._dedupe_overlaps(items, dropped)
+
+        chosen: list[tuple[Evidence, str, int, int, bool, int, int]] = []  # e, body, start, end, trunc, tokens, n
+        signatures: list[tuple[str, str, np.ndarray]] = []  # (evidence_id, document_id, sig) of chosen
+        per_doc: dict[tuple[str, str], int] = {}
+        used = 0
+        for pos, e in enumerate(items):
+            if len(chosen) >= pol.max_blocks:
+                dropped.extend(DroppedEvidence(x.evidence_id, "max_blocks", f"max_blocks={pol.max_blocks}")
+                               for x in items[pos:])
+                break
+            doc_key = (e.document_id, e.document_version)
+            if per_doc.get(doc_key, 0) >= pol.max_blocks_per_document:
+                dropped.append(DroppedEvidence(e.evidence_id, "per_document_cap",
+                                               f"{e.document_id}:{e.document_version} already has "
+                                               f"{pol.max_blocks_per_document} blocks"))
+                continue
+            if pol.near_duplicates == "drop":
+                sig = minhash(e.text)
+                dup = next(((eid, j) for eid, did, s in signatures
+                            if did != e.document_id and (j := jaccard_estimate(sig, s)) >= pol.near_duplicate_threshold),
+                           None)
+                if dup is not None:
+                    dropped.append(DroppedEvidence(e.evidence_id, "duplicate",
+                                                   f"near-duplicate of {dup[0]} (jaccard~{dup[1]:.2f})"))
+                    continue
+            remaining = evidence_budget - used
+            if remaining < pol.min_block_tokens:
+                dropped.append(DroppedEvidence(e.evidence_id, "budget", f"{remaining} tokens left"))
+                continue
+            body, n_neutral = neutralize(e.text)
+            tokens = count(body)
+            start, end, truncated = e.start_char, e.end_char, False
+            if tokens > remaining:
+                if _kind(e) in ("table", "code"):
+                    dropped.append(DroppedEvidence(e.evidence_id, "unsplittable",
+                                                   f"{_kind(e)} of {tokens} tokens > {remaining} left"))
+                    continue
+                cut = self._fit(e, remaining)
+                if cut is None:
+                    dropped.append(DroppedEvidence(e.evidence_id, "budget",
+                                                   f"{tokens} tokens, no safe cut of >= {pol.min_block_tokens} "
+                                                   f"tokens within {remaining}"))
+                    continue
+                body, n_neutral = neutralize(e.text[:cut])
+                tokens = count(body)
+                end, truncated = e.start_char + cut, True
+            chosen.append((e, body, start, end, truncated, tokens, n_neutral))
+            if pol.near_duplicates == "drop":
+                signatures.append((e.evidence_id, e.document_id, sig))
+            per_doc[doc_key] = per_doc.get(doc_key, 0) + 1
+            used += tokens
+
+        ordered = _order(chosen, pol.ordering)
+        blocks = tuple(
+            ContextBlock(f"S{i + 1}", e.evidence_id, e.document_id, e.document_version, body, start, end, trunc,
+                         tokens, e.score, rank_of[e.evidence_id], e.uri, e.title, e.page, n)
+            for i, (e, body, start, end, trunc, tokens, n) in enumerate(ordered)
+        )
+        rendered = render_blocks(blocks)
+        rendered_tokens = count(rendered) if rendered else 0
+        reserve = self.wrapper_reserve()
+        # Tokenizers are not perfectly additive across joins; enforce the bound on the real count.
+        while blocks and rendered_tokens > evidence_budget + reserve:
+            last = blocks[-1]
+            dropped.append(DroppedEvidence(last.evidence_id, "budget", "rendered context over budget"))
+            blocks = blocks[:-1]
+            rendered = render_blocks(blocks)
+            rendered_tokens = count(rendered) if rendered else 0
+        dropped.sort(key=lambda d: (rank_of.get(d.evidence_id, 10**9), d.evidence_id, d.reason))
+        return ContextBundle(
+            blocks=blocks,
+            dropped=tuple(dropped),
+            rendered=rendered,
+            evidence_tokens=sum(b.tokens for b in blocks),
+            rendered_tokens=rendered_tokens,
+            evidence_budget=evidence_budget,
+            wrapper_reserve=reserve,
+            version_conflicts=conflicts,
+        )
+
+    # -- steps ---------------------------------------------------------------
+    def _validate(self, evidence: Sequence[Evidence], dropped: list[DroppedEvidence]) -> list[Evidence]:
+        seen: dict[str, Evidence] = {}
+        out: list[Evidence] = []
+        for i, e in enumerate(evidence):
+            if not isinstance(e, Evidence):
+                raise EvidenceError(f"evidence item {i}: expected rag.context.Evidence, got {type(e).__name__}")
+            where = f"evidence item {i} ({e.evidence_id!r})"
+            for name in ("evidence_id", "document_id", "document_version"):
+                v = getattr(e, name)
+                if not isinstance(v, str) or not v.strip():
+                    raise EvidenceError(f"{where}: field {name!r} is missing or empty")
+            if not isinstance(e.text, str):
+                raise EvidenceError(f"{where}: text must be a string, got {type(e.text).__name__}")
+            if not (isinstance(e.start_char, int) and isinstance(e.end_char, int)):
+                raise EvidenceError(f"{where}: start_char/end_char must be integers")
+            if e.start_char < 0 or e.end_char < e.start_char:
+                raise EvidenceError(f"{where}: span [{e.start_char}, {e.end_char}) is negative or reversed")
+            if e.end_char - e.start_char != len(e.text):
+                raise EvidenceError(
+                    f"{where}: text has {len(e.text)} characters but its span [{e.start_char}, {e.end_char}) "
+                    f"covers {e.end_char - e.start_char}; the span must describe exactly the text"
+                )
+            if any(not 0 < b < len(e.text) for b in e.boundaries):
+                raise EvidenceError(f"{where}: boundaries must lie strictly inside the text")
+            prev = seen.get(e.evidence_id)
+            if prev is not None:
+                if prev.text != e.text or prev.document_id != e.document_id or prev.document_version != e.document_version:
+                    raise EvidenceError(
+                        f"evidence id {e.evidence_id!r} appears twice with different text or document; "
+                        "evidence ids must identify one span of one document version"
+                    )
+                keep = max(prev, e, key=lambda x: (_finite(x.score), x.uri, x.title))
+                if keep is e:
+                    out[out.index(prev)] = e
+                    seen[e.evidence_id] = e
+                dropped.append(DroppedEvidence(e.evidence_id, "duplicate", "same evidence_id offered twice"))
+                continue
+            if not isinstance(e.score, (int, float)) or math.isnan(e.score):
+                dropped.append(DroppedEvidence(e.evidence_id, "invalid_score", f"score is {e.score!r}"))
+                continue
+            if not e.text.strip():
+                dropped.append(DroppedEvidence(e.evidence_id, "budget", "empty text"))
+                continue
+            seen[e.evidence_id] = e
+            out.append(e)
+        return out
+
+    def _dedupe_overlaps(self, items: list[Evidence], dropped: list[DroppedEvidence]) -> list[Evidence]:
+        """Overlapping spans of one document version: keep one (policy)."""
+        kept: list[Evidence] = []
+        for e in items:  # items are sorted best first
+            clash = next((k for k in kept if k.document_id == e.document_id and k.document_version == e.document_version
+                          and k.start_char < e.end_char and e.start_char < k.end_char), None)
+            if clash is None:
+                kept.append(e)
+                continue
+            if self.policy.overlap_policy == "wider" and (e.end_char - e.start_char) > (clash.end_char - clash.start_char):
+                kept[kept.index(clash)] = e
+                dropped.append(DroppedEvidence(clash.evidence_id, "duplicate", f"overlaps wider {e.evidence_id}"))
+            else:
+                dropped.append(DroppedEvidence(e.evidence_id, "duplicate", f"overlaps better-ranked {clash.evidence_id}"))
+        return kept
+
+    def _fit(self, e: Evidence, max_tokens: int) -> int | None:
+        """Largest safe cut (offset into e.text) whose neutralized prefix fits ``max_tokens``.
+
+        Binary search over boundaries: parser boundaries if given, else sentence ends,
+        else (if allowed) word ends."""
+        count = self.counter.count
+        candidates = [sorted(set(e.boundaries))] if e.boundaries else []
+        candidates.append([m.end() for m in _SENT_END.finditer(e.text)])
+        if self.policy.allow_word_truncation:
+            candidates.append([m.end() for m in _WORD_END.finditer(e.text)])
+        for cuts in candidates:
+            cuts = [c for c in cuts if 0 < c < len(e.text) and e.text[:c].strip()]
+            if not cuts:
+                continue
+            fits = lambda c: count(neutralize(e.text[:c].rstrip())[0]) <= max_tokens  # noqa: E731
+            lo, hi = 0, len(cuts) - 1
+            best = -1
+            while lo <= hi:  # counts grow with the cut, so the predicate is monotone
+                mid = (lo + hi) // 2
+                if fits(cuts[mid]):
+                    best, lo = mid, mid + 1
+                else:
+                    hi = mid - 1
+            if best >= 0:
+                cut = len(e.text[:cuts[best]].rstrip())
+                if count(neutralize(e.text[:cut])[0]) >= self.policy.min_block_tokens:
+                    return cut
+        return None
+
+
+def _finite(x: float) -> float:
+    return x if isinstance(x, (int, float)) and math.isfinite(x) else -math.inf
+
+
+def _order(chosen: list, ordering: str) -> list:
+    if ordering == "rank":
+        return list(chosen)
+    if ordering == "reverse":
+        return list(reversed(chosen))
+    # edges: best at the start, second best at the end, and so on toward the middle
+    front, back = [], []
+    for i, item in enumerate(chosen):
+        (front if i % 2 == 0 else back).append(item)
+    return front + list(reversed(back))
