@@ -217,7 +217,8 @@ def cmd_demo(args) -> int:
     qpath = Path(args.questions) if args.questions else p.config.resolve("../data/demo/questions.jsonl")
     hits = total = 0
     for _, q in _jsonl(qpath):
-        res = p.search(q["question"], candidates=3)
+        res = p.search(q["question"])
+        _, prompt = p.build_prompt(q["question"], search=res)
         top = res.candidates[0].chunk if res.candidates else None
         exp = q.get("expected_doc_id")
         mark = ""
@@ -231,8 +232,12 @@ def cmd_demo(args) -> int:
         print(f"[{mark}] {q['id']} {q['question']}")
         if top is not None:
             print(f"        -> {top.evidence_id}  {top.title}: {' '.join(top.text.split())[:90]}")
+        m = prompt.manifest
+        print(f"        context: {len(m.blocks)} blocks, {m.evidence_tokens}/{m.evidence_budget} evidence tokens, "
+              f"{len(m.dropped)} candidates not sent")
     print(f"\ntop-1 document correct for {hits}/{total} answerable demo questions "
           "(answer generation and abstention arrive with the generation and gate stages)")
+    print("see one prompt in full: rag context \"연차 휴가는 며칠인가요?\" --show-prompt")
     return 0
 
 
