@@ -386,8 +386,7 @@ class ContextBuilder:
 
     # -- steps ---------------------------------------------------------------
     def _validate(self, evidence: Sequence[Evidence], dropped: list[DroppedEvidence]) -> list[Evidence]:
-        seen: dict[str, Evidence] = {}
-        out: list[Evidence] = []
+        groups: dict[str, list[Evidence]] = {}
         for i, e in enumerate(evidence):
             if not isinstance(e, Evidence):
                 raise EvidenceError(f"evidence item {i}: expected rag.context.Evidence, got {type(e).__name__}")
@@ -409,27 +408,29 @@ class ContextBuilder:
                 )
             if any(not 0 < b < len(e.text) for b in e.boundaries):
                 raise EvidenceError(f"{where}: boundaries must lie strictly inside the text")
-            prev = seen.get(e.evidence_id)
-            if prev is not None:
-                if prev.text != e.text or prev.document_id != e.document_id or prev.document_version != e.document_version:
-                    raise EvidenceError(
-                        f"evidence id {e.evidence_id!r} appears twice with different text or document; "
-                        "evidence ids must identify one span of one document version"
-                    )
-                keep = max(prev, e, key=lambda x: (_finite(x.score), x.uri, x.title))
-                if keep is e:
-                    out[out.index(prev)] = e
-                    seen[e.evidence_id] = e
-                dropped.append(DroppedEvidence(e.evidence_id, "duplicate", "same evidence_id offered twice"))
+            if not isinstance(e.score, (int, float)):
+                raise EvidenceError(f"{where}: score must be a number, got {type(e.score).__name__}")
+            same = groups.setdefault(e.evidence_id, [])
+            if same and _identity(same[0]) != _identity(e):
+                raise EvidenceError(
+                    f"evidence id {e.evidence_id!r} appears twice with different text, document or span; "
+                    "an evidence id must identify one span of one document version"
+                )
+            same.append(e)
+        out: list[Evidence] = []
+        for eid in sorted(groups):
+            copies = groups[eid]
+            valid = [e for e in copies if not math.isnan(e.score)]
+            if not valid:
+                dropped.append(DroppedEvidence(eid, "invalid_score", f"score is {copies[0].score!r}"))
                 continue
-            if not isinstance(e.score, (int, float)) or math.isnan(e.score):
-                dropped.append(DroppedEvidence(e.evidence_id, "invalid_score", f"score is {e.score!r}"))
+            best = max(valid, key=_copy_key)
+            dropped.extend(DroppedEvidence(eid, "duplicate", "same evidence_id offered more than once")
+                           for _ in range(len(copies) - 1))
+            if not best.text.strip():
+                dropped.append(DroppedEvidence(eid, "budget", "empty text"))
                 continue
-            if not e.text.strip():
-                dropped.append(DroppedEvidence(e.evidence_id, "budget", "empty text"))
-                continue
-            seen[e.evidence_id] = e
-            out.append(e)
+            out.append(best)
         return out
 
     def _dedupe_overlaps(self, items: list[Evidence], dropped: list[DroppedEvidence]) -> list[Evidence]:
@@ -478,8 +479,13 @@ class ContextBuilder:
         return None
 
 
-def _finite(x: float) -> float:
-    return x if isinstance(x, (int, float)) and math.isfinite(x) else -math.inf
+def _identity(e: Evidence) -> tuple:
+    return (e.document_id, e.document_version, e.text, e.start_char, e.end_char)
+
+
+def _copy_key(e: Evidence) -> tuple:
+    """Total order over copies of one evidence id, so the kept copy never depends on input order."""
+    return (e.score, e.uri, e.title, -1 if e.page is None else e.page, e.kind, e.boundaries)
 
 
 def _order(chosen: list, ordering: str) -> list:

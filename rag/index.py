@@ -23,6 +23,7 @@ import logging
 import os
 import re
 import shutil
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -237,10 +238,10 @@ class HybridIndex:
         order = sorted(range(len(all_chunks)), key=lambda i: _row_key(all_chunks[i]))
         self.chunks = [all_chunks[i] for i in order]
         self.embeddings = np.ascontiguousarray(all_vecs[order]) if order else np.zeros((0, self.dim), np.float32)
+        per_doc = Counter((c.document_id, c.document_version) for c in new_chunks)
         for d in docs:
             self.documents[d.key] = DocumentRecord(
-                d.id, d.version, d.title, d.uri, _sha(d.text),
-                sum(1 for c in new_chunks if c.document_id == d.id and c.document_version == d.version),
+                d.id, d.version, d.title, d.uri, _sha(d.text), per_doc[d.key],
                 json.dumps(dict(d.metadata), ensure_ascii=False, sort_keys=True, default=str),
             )
         self.bm25.set_documents([all_terms[i] for i in order])

@@ -113,6 +113,17 @@ def run_one(n: int, n_queries: int, rank_bm25_queries: int) -> dict:
 
     lat = timed("flat")
 
+    # Incremental updates on the full index (flat): one new document, then its deletion.
+    from rag.types import Document
+
+    extra = Document("zz-new-doc", docs[0].text + " fresh words", "1")
+    t0 = time.perf_counter()
+    idx.add([extra])
+    out["update_s_add_one_doc"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    idx.delete("zz-new-doc")
+    out["update_s_delete_one_doc"] = time.perf_counter() - t0
+
     # HNSW on the same vectors
     idx.settings = IndexSettings("bench", "bm25s", dense_index="hnsw")
     t0 = time.perf_counter()
@@ -168,10 +179,12 @@ def main() -> None:
     for r in rows:
         for k, v in r["latency_ms"].items():
             print(f"{r['chunks']:>8} {k:<26} {v['p50']:>9.2f} {v['p95']:>9.2f}")
-    print(f"\n{'chunks':>8} {'build total s':>14} {'bm25s fit s':>12} {'rank-bm25 fit s':>16} {'hnsw s':>8} {'peak RSS MB':>12}")
+    print(f"\n{'chunks':>8} {'build total s':>14} {'bm25s fit s':>12} {'rank-bm25 fit s':>16} {'hnsw s':>8} "
+          f"{'add 1 doc s':>12} {'delete 1 s':>11} {'peak RSS MB':>12}")
     for r in rows:
         print(f"{r['chunks']:>8} {r['build_s_total']:>14.1f} {r['build_s_bm25s_fit']:>12.2f} "
-              f"{r['build_s_rank_bm25_fit']:>16.2f} {r['build_s_hnsw']:>8.1f} {r['peak_rss_mb']:>12.0f}")
+              f"{r['build_s_rank_bm25_fit']:>16.2f} {r['build_s_hnsw']:>8.1f} {r['update_s_add_one_doc']:>12.2f} "
+              f"{r['update_s_delete_one_doc']:>11.2f} {r['peak_rss_mb']:>12.0f}")
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps({"machine": machine, "runs": rows}, indent=2) + "\n")
     print(f"\nwrote {a.out}")
