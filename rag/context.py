@@ -17,15 +17,13 @@ Budget (tokens, counted with the real tokenizer)::
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import re
 import unicodedata
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import Literal, Sequence
-
-import numpy as np
 
 from rag.errors import BudgetError, EvidenceError
 from rag.tokens import TokenCounter
@@ -79,6 +77,10 @@ class ContextPolicy:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.ordering not in ("rank", "reverse", "edges"):
             raise ValueError(f"ordering must be rank, reverse or edges, got {self.ordering!r}")
+        if self.overlap_policy not in ("better_ranked", "wider"):
+            raise ValueError(f"overlap_policy must be better_ranked or wider, got {self.overlap_policy!r}")
+        if self.near_duplicates not in ("drop", "keep"):
+            raise ValueError(f"near_duplicates must be drop or keep, got {self.near_duplicates!r}")
         if not 0 < self.near_duplicate_threshold <= 1:
             raise ValueError(f"near_duplicate_threshold must be in (0, 1], got {self.near_duplicate_threshold}")
 
@@ -168,8 +170,16 @@ _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e
 _LOOKALIKES = str.maketrans({
     "‹": "<", "›": ">", "〈": "<", "〉": ">", "⟨": "<", "⟩": ">", "《": "<", "》": ">", "˂": "<", "˃": ">",
     "【": "[", "】": "]", "〔": "[", "〕": "]", "⟦": "[", "⟧": "]", "［": "[", "］": "]", "〖": "[", "〗": "]",
-    "⁄": "/", "∕": "/", "⧸": "/",
+    "⁄": "/", "∕": "/", "⧸": "/", "ᐸ": "<", "ᐳ": ">", "❮": "<", "❯": ">", "❬": "<", "❭": ">", "⟪": "<", "⟫": ">",
+    "〘": "[", "〙": "]", "⁅": "[", "⁆": "]",
 })
+# A block or marker needs an opening "<" or "[" (or something that folds to one): text
+# without any of these is returned unchanged without the per-character fold.
+_OPENERS = "<[\ufe64\uff1c\ufe47\uff3b" + "".join(k for k, v in {
+    "‹": "<", "〈": "<", "⟨": "<", "《": "<", "˂": "<", "ᐸ": "<", "❮": "<", "❬": "<", "⟪": "<",
+    "【": "[", "〔": "[", "⟦": "[", "〖": "[", "〘": "[", "⁅": "[",
+}.items())
+_MAYBE_HOSTILE = re.compile("[" + re.escape(_OPENERS) + "]")
 _TAG = re.compile(r"<\s*/?\s*source\b[^<>\n]{0,200}>?", re.IGNORECASE)
 _MARKER = re.compile(r"\[\s*s\s*\d+(?:\s*[,;]\s*s?\s*\d+)*\s*\]", re.IGNORECASE)
 
@@ -193,6 +203,8 @@ def neutralize(text: str) -> tuple[str, int]:
 
     Returns the safe text and the number of replacements. Detection sees through case,
     full-width and look-alike characters and zero-width characters."""
+    if not _MAYBE_HOSTILE.search(text):
+        return text, 0
     folded, idx = _fold(text)
     spans: list[tuple[int, int, str]] = []
     for m in _TAG.finditer(folded):
@@ -251,30 +263,19 @@ def _sort_key(e: Evidence) -> tuple:
     return (-e.score, e.document_id, e.document_version, e.evidence_id, e.text)
 
 
-def _shingles(text: str, n: int = 5) -> np.ndarray:
+@lru_cache(maxsize=50_000)
+def shingles(text: str, n: int = 5) -> frozenset[str]:
+    """Character n-gram shingles of the whitespace-normalized, NFKC-lowercased text (cached per text)."""
     t = " ".join(unicodedata.normalize("NFKC", text).lower().split())
     if len(t) <= n:
-        grams = {t}
-    else:
-        grams = {t[i:i + n] for i in range(len(t) - n + 1)}
-    return np.array(sorted(int.from_bytes(hashlib.blake2b(g.encode(), digest_size=8).digest(), "little") >> 1
-                           for g in grams), dtype=np.uint64)
+        return frozenset({t})
+    return frozenset(t[i:i + n] for i in range(len(t) - n + 1))
 
 
-_PERM_A = np.random.default_rng(12345).integers(1, (1 << 61) - 1, size=64, dtype=np.uint64) | np.uint64(1)
-_PERM_B = np.random.default_rng(54321).integers(0, (1 << 61) - 1, size=64, dtype=np.uint64)
-
-
-def minhash(text: str) -> np.ndarray:
-    """A 64-value MinHash signature over character 5-gram shingles."""
-    h = _shingles(text)
-    with np.errstate(over="ignore"):
-        v = (h[:, None] * _PERM_A[None, :] + _PERM_B[None, :])
-    return v.min(axis=0)
-
-
-def jaccard_estimate(a: np.ndarray, b: np.ndarray) -> float:
-    return float(np.mean(a == b))
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
 
 
 # --------------------------------------------------------------------------- builder
@@ -306,7 +307,7 @@ class ContextBuilder:
         items = self._dedupe_overlaps(items, dropped)
 
         chosen: list[tuple[Evidence, str, int, int, bool, int, int]] = []  # e, body, start, end, trunc, tokens, n
-        signatures: list[tuple[str, str, np.ndarray]] = []  # (evidence_id, document_id, sig) of chosen
+        signatures: list[tuple[str, str, frozenset[str]]] = []  # (evidence_id, document_id, shingles) of chosen
         per_doc: dict[tuple[str, str], int] = {}
         used = 0
         for pos, e in enumerate(items):
@@ -320,19 +321,20 @@ class ContextBuilder:
                                                f"{e.document_id}:{e.document_version} already has "
                                                f"{pol.max_blocks_per_document} blocks"))
                 continue
-            if pol.near_duplicates == "drop":
-                sig = minhash(e.text)
-                dup = next(((eid, j) for eid, did, s in signatures
-                            if did != e.document_id and (j := jaccard_estimate(sig, s)) >= pol.near_duplicate_threshold),
-                           None)
-                if dup is not None:
-                    dropped.append(DroppedEvidence(e.evidence_id, "duplicate",
-                                                   f"near-duplicate of {dup[0]} (jaccard~{dup[1]:.2f})"))
-                    continue
             remaining = evidence_budget - used
             if remaining < pol.min_block_tokens:
                 dropped.append(DroppedEvidence(e.evidence_id, "budget", f"{remaining} tokens left"))
                 continue
+            sig: frozenset[str] = frozenset()
+            if pol.near_duplicates == "drop" and any(did != e.document_id for _, did, _ in signatures):
+                sig = shingles(e.text)
+                dup = next(((eid, j) for eid, did, other in signatures
+                            if did != e.document_id and (j := jaccard(sig, other)) >= pol.near_duplicate_threshold),
+                           None)
+                if dup is not None:
+                    dropped.append(DroppedEvidence(e.evidence_id, "duplicate",
+                                                   f"near-duplicate of {dup[0]} (jaccard {dup[1]:.2f})"))
+                    continue
             body, n_neutral = neutralize(e.text)
             tokens = count(body)
             start, end, truncated = e.start_char, e.end_char, False
@@ -352,26 +354,26 @@ class ContextBuilder:
                 end, truncated = e.start_char + cut, True
             chosen.append((e, body, start, end, truncated, tokens, n_neutral))
             if pol.near_duplicates == "drop":
-                signatures.append((e.evidence_id, e.document_id, sig))
+                signatures.append((e.evidence_id, e.document_id, sig or shingles(e.text)))
             per_doc[doc_key] = per_doc.get(doc_key, 0) + 1
             used += tokens
 
-        ordered = _order(chosen, pol.ordering)
-        blocks = tuple(
-            ContextBlock(f"S{i + 1}", e.evidence_id, e.document_id, e.document_version, body, start, end, trunc,
-                         tokens, e.score, rank_of[e.evidence_id], e.uri, e.title, e.page, n)
-            for i, (e, body, start, end, trunc, tokens, n) in enumerate(ordered)
-        )
-        rendered = render_blocks(blocks)
-        rendered_tokens = count(rendered) if rendered else 0
         reserve = self.wrapper_reserve()
-        # Tokenizers are not perfectly additive across joins; enforce the bound on the real count.
-        while blocks and rendered_tokens > evidence_budget + reserve:
-            last = blocks[-1]
-            dropped.append(DroppedEvidence(last.evidence_id, "budget", "rendered context over budget"))
-            blocks = blocks[:-1]
+        while True:
+            ordered = _order(chosen, pol.ordering)
+            blocks = tuple(
+                ContextBlock(f"S{i + 1}", e.evidence_id, e.document_id, e.document_version, body, start, end, trunc,
+                             tokens, e.score, rank_of[e.evidence_id], e.uri, e.title, e.page, n)
+                for i, (e, body, start, end, trunc, tokens, n) in enumerate(ordered)
+            )
             rendered = render_blocks(blocks)
             rendered_tokens = count(rendered) if rendered else 0
+            # Tokenizers are not perfectly additive across joins: enforce the bound on the
+            # real count, dropping the lowest-ranked block until it holds.
+            if not chosen or rendered_tokens <= evidence_budget + reserve:
+                break
+            worst = chosen.pop()
+            dropped.append(DroppedEvidence(worst[0].evidence_id, "budget", "rendered context over budget"))
         dropped.sort(key=lambda d: (rank_of.get(d.evidence_id, 10**9), d.evidence_id, d.reason))
         return ContextBundle(
             blocks=blocks,
@@ -434,19 +436,23 @@ class ContextBuilder:
         return out
 
     def _dedupe_overlaps(self, items: list[Evidence], dropped: list[DroppedEvidence]) -> list[Evidence]:
-        """Overlapping spans of one document version: keep one (policy)."""
+        """Overlapping spans of one document version: keep one per overlap (policy)."""
         kept: list[Evidence] = []
         for e in items:  # items are sorted best first
-            clash = next((k for k in kept if k.document_id == e.document_id and k.document_version == e.document_version
-                          and k.start_char < e.end_char and e.start_char < k.end_char), None)
-            if clash is None:
+            clashes = [k for k in kept if k.document_id == e.document_id and k.document_version == e.document_version
+                       and k.start_char < e.end_char and e.start_char < k.end_char]
+            if not clashes:
                 kept.append(e)
-                continue
-            if self.policy.overlap_policy == "wider" and (e.end_char - e.start_char) > (clash.end_char - clash.start_char):
-                kept[kept.index(clash)] = e
-                dropped.append(DroppedEvidence(clash.evidence_id, "duplicate", f"overlaps wider {e.evidence_id}"))
+            elif self.policy.overlap_policy == "wider" and all(
+                    (e.end_char - e.start_char) > (k.end_char - k.start_char) for k in clashes):
+                for k in clashes:
+                    kept.remove(k)
+                    dropped.append(DroppedEvidence(k.evidence_id, "duplicate", f"overlaps wider {e.evidence_id}"))
+                kept.append(e)
             else:
-                dropped.append(DroppedEvidence(e.evidence_id, "duplicate", f"overlaps better-ranked {clash.evidence_id}"))
+                dropped.append(DroppedEvidence(e.evidence_id, "duplicate",
+                                               f"overlaps better-ranked {clashes[0].evidence_id}"))
+        kept.sort(key=_sort_key)  # a wider replacement takes its own rank, not the replaced one's
         return kept
 
     def _fit(self, e: Evidence, max_tokens: int) -> int | None:

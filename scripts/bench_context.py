@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.context import ContextBuilder, ContextPolicy, Evidence  # noqa: E402
+from rag.context import ContextBuilder, ContextPolicy, Evidence, neutralize, shingles  # noqa: E402
 from rag.prompting import Guideline, GuidelineSelector, PromptBuilder, PromptSettings, Turn  # noqa: E402
 from rag.tokens import TiktokenCounter, _count_cached, get_encoding  # noqa: E402
 
@@ -96,17 +96,22 @@ def percentile(xs: list[float], q: float) -> float:
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
-def timed(fn, inputs) -> tuple[list[float], dict]:
-    before = _count_cached.cache_info()
-    times = []
+def run_interleaved(modes) -> dict[str, tuple[list[float], dict]]:
+    """One build of every mode per round, so background load and drift hit all modes alike."""
+    res = {name: ([], {"cache_hits": 0, "cache_misses": 0, "last": None}) for name, _, _ in modes}
     gc.collect()
-    for x in inputs:
-        t0 = time.perf_counter()
-        out = fn(x)
-        times.append((time.perf_counter() - t0) * 1000)
-    after = _count_cached.cache_info()
-    stats = {"cache_hits": after.hits - before.hits, "cache_misses": after.misses - before.misses}
-    return times, stats | {"last": out}
+    for i in range(len(modes[0][2])):
+        for name, fn, inputs in modes:
+            times, stats = res[name]
+            before = _count_cached.cache_info()
+            t0 = time.perf_counter()
+            out = fn(inputs[i])
+            times.append((time.perf_counter() - t0) * 1000)
+            after = _count_cached.cache_info()
+            stats["cache_hits"] += after.hits - before.hits
+            stats["cache_misses"] += after.misses - before.misses
+            stats["last"] = out
+    return res
 
 
 def summarize(name: str, times: list[float], stats: dict, bundle) -> dict:
@@ -178,9 +183,21 @@ def main(argv: list[str] | None = None) -> int:
         ("prompt cold", lambda items: prompt_builder.build(question, items, history).bundle,
          [next(cold) for _ in range(n)]),
     ]
-    for name, fn, inputs in modes:
-        times, stats = timed(fn, inputs)
+    for name, (times, stats) in run_interleaved(modes).items():
         rows.append(summarize(name, times, stats, stats.pop("last")))
+
+    # where a build's time goes: per-candidate costs of its steps (median of 200 calls on fresh texts)
+    enc = get_encoding(ENCODING)
+    sample = [e.text for e in cold_sets[-1]] * 4
+    parts = {}
+    for label, fn in (("neutralize", neutralize), ("shingles (uncached)", shingles.__wrapped__),
+                      ("tiktoken_encode", lambda t: enc.encode(t, disallowed_special=()))):
+        ts = []
+        for t in sample:
+            t0 = time.perf_counter()
+            fn(t)
+            ts.append((time.perf_counter() - t0) * 1000)
+        parts[label] = round(statistics.median(ts), 4)
 
     hdr = (f"{'mode':<20}{'p50 ms':>9}{'p95 ms':>9}{'mean ms':>9}{'max ms':>9}{'count()/build':>15}"
            f"{'cache hit':>11}{'blocks':>8}{'trunc':>7}{'ev tok':>8}{'budget':>8}")
@@ -194,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{r['mode']:<20}{r['p50_ms']:>9.2f}{r['p95_ms']:>9.2f}{r['mean_ms']:>9.2f}{r['max_ms']:>9.2f}"
               f"{r['count_calls_per_build']:>15}{hit:>11}{r['blocks']:>8}{r['truncated_blocks']:>7}"
               f"{r['evidence_tokens']:>8}{r['evidence_budget']:>8}")
+    print("per-candidate step cost (ms, median): " + ", ".join(f"{k} {v:.3f}" for k, v in parts.items()))
     ok = [r["mode"] for r in rows if r["meets_target"]]
     print(f"target p50 <= {TARGET_P50_MS} ms: met by {len(ok)}/{len(rows)} modes"
           + ("" if len(ok) == len(rows) else f" (missed: {', '.join(r['mode'] for r in rows if not r['meets_target'])})"))
@@ -212,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
                         "processor": platform.processor() or platform.machine(),
                         "tiktoken": getattr(tiktoken, "__version__", "?")},
         "results": rows,
+        "per_candidate_step_ms": parts,
     }, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {out}")
     return 0

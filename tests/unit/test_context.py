@@ -505,9 +505,6 @@ def test_adjacent_spans_are_not_overlapping():
     assert [x.evidence_id for x in bundle.blocks] == ["a", "b"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG rag/context.py ContextBuilder._dedupe_overlaps: with overlap_policy="
-                   "'wider' the wider item replaces only the first clash and is not re-checked against the other "
-                   "kept spans, so two blocks of one document version overlap")
 def test_wider_policy_never_yields_overlapping_blocks():
     a = _span("A", 0, 10, 3.0)   # t0..t9
     b = _span("B", 20, 30, 2.0)  # t20..t29
@@ -517,9 +514,6 @@ def test_wider_policy_never_yields_overlapping_blocks():
     assert all(s1[1] <= s2[0] for s1, s2 in zip(spans, spans[1:])), bundle.blocks
 
 
-@pytest.mark.xfail(strict=True, reason="BUG rag/context.py ContextBuilder._dedupe_overlaps: with overlap_policy="
-                   "'wider' the wider item takes the list slot of the better-ranked span it replaces, so with "
-                   "ordering='rank' the blocks are no longer in rank order")
 def test_wider_policy_keeps_rank_order():
     a = _span("A", 0, 10, 2.0)                                  # rank 1
     other = Evidence("B", "other", "1", "other doc text", 0, 14, 1.5)  # rank 2
@@ -708,9 +702,6 @@ def test_policy_validation(kw):
         ContextPolicy(**kw)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG rag/context.py ContextPolicy.__post_init__: ordering is validated but "
-                   "overlap_policy and near_duplicates are not, so a typo such as near_duplicates='Drop' silently "
-                   "turns near-duplicate removal off (and overlap_policy='widest' silently means better_ranked)")
 @pytest.mark.parametrize("kw", [dict(near_duplicates="Drop"), dict(overlap_policy="widest")])
 def test_policy_rejects_unknown_dedup_modes(kw):
     with pytest.raises(ValueError):
