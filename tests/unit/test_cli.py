@@ -112,3 +112,35 @@ def test_add_replace_delete_commands(tiny_config, tmp_path, capsys):
     assert all(c["document_id"] != "parking-policy" for c in json.loads(capsys.readouterr().out)["candidates"])
     assert main(["delete", "parking-policy", "--config", str(tiny_config)]) == 2
     assert "not in the index" in capsys.readouterr().err
+
+
+def test_context_command_shows_manifest_and_prompt(tiny_config, tmp_path, capsys):
+    main(["index", "--config", str(tiny_config)])
+    capsys.readouterr()
+    hist = tmp_path / "h.json"
+    hist.write_text(json.dumps([{"role": "user", "content": "안녕하세요"}, {"role": "assistant", "content": "네"}]),
+                    encoding="utf-8")
+    assert main(["context", "How often must passwords be changed?", "--config", str(tiny_config),
+                 "--history", str(hist), "--show-prompt", "--set", "context.context_limit=3000"]) == 0
+    out = capsys.readouterr().out
+    assert "evidence_budget" in out and "[S1]" in out
+    assert "----- system" in out and "----- user" in out and '<source id="S1">' in out
+    assert "history: kept 2 turns" in out
+    assert main(["context", "How often must passwords be changed?", "--config", str(tiny_config), "--json",
+                 "--show-prompt"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    m = data["manifest"]
+    assert m["evidence_tokens"] <= m["evidence_budget"]
+    assert [b["source_id"] for b in m["blocks"]] == [f"S{i}" for i in range(1, len(m["blocks"]) + 1)]
+    assert {d["reason"] for d in m["dropped"]} <= {"duplicate", "per_document_cap", "budget", "max_blocks",
+                                                   "unsplittable", "invalid_score"}
+    assert data["messages"][0]["role"] == "system" and data["messages"][-1]["role"] == "user"
+    assert all("<source id=" not in msg["content"] for msg in data["messages"][:-1])
+
+
+def test_context_command_reports_budget_error(tiny_config, capsys):
+    main(["index", "--config", str(tiny_config)])
+    capsys.readouterr()
+    assert main(["context", "passwords", "--config", str(tiny_config), "--set", "context.context_limit=900"]) == 2
+    err = capsys.readouterr().err
+    assert "no room for evidence" in err and "output_reserve=800" in err
