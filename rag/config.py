@@ -63,7 +63,7 @@ class EmbeddingConfig(_Section):
 
 
 class DenseConfig(_Section):
-    index: Literal["flat", "hnsw"] = "flat"
+    index: Literal["flat", "flat_fp16", "hnsw"] = "flat"
     hnsw_m: int = Field(32, gt=1)
     hnsw_ef_construction: int = Field(80, gt=0)
     hnsw_ef_search: int = Field(64, gt=0)

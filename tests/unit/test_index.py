@@ -207,15 +207,18 @@ def test_bad_input(tmp_path):
         p.search(None)  # type: ignore[arg-type]
 
 
-def test_hnsw_option_finds_same_top_hit(tmp_path):
+@pytest.mark.parametrize("kind", ["hnsw", "flat_fp16"])
+def test_approximate_dense_options_match_exact_ranking(tmp_path, kind):
     flat = _pipe(tmp_path / "f")
-    hnsw = _pipe(tmp_path / "h", dense={"index": "hnsw"})
+    other = _pipe(tmp_path / "o", dense={"index": kind})
     flat.build_index(_docs())
-    hnsw.build_index(_docs())
+    other.build_index(_docs())
     for q in ["passwords", "연차 휴가", "산소 농도 측정"]:
-        assert flat.retriever.dense(q)[0].chunk.evidence_id == hnsw.retriever.dense(q)[0].chunk.evidence_id
-    again = Pipeline.from_config(tmp_path / "h" / "config.yaml")
-    assert again.retriever.dense("passwords")[0].chunk.evidence_id == hnsw.retriever.dense("passwords")[0].chunk.evidence_id
+        a, b = flat.retriever.dense(q), other.retriever.dense(q)
+        assert [h.chunk.evidence_id for h in a] == [h.chunk.evidence_id for h in b]
+        assert np.allclose([h.score for h in a], [h.score for h in b], atol=2e-3)
+    again = Pipeline.from_config(tmp_path / "o" / "config.yaml")
+    assert again.retriever.dense("passwords")[0].chunk.evidence_id == flat.retriever.dense("passwords")[0].chunk.evidence_id
 
 
 def test_hashing_embedder_is_normalized_and_deterministic():
