@@ -23,6 +23,7 @@ import logging
 import os
 import re
 import shutil
+import threading
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -97,6 +98,17 @@ class IndexSettings:
 
 
 @dataclass(frozen=True)
+class _State:
+    """One consistent version of the index contents (row-aligned lists)."""
+
+    chunks: list
+    embeddings: np.ndarray
+    terms: list
+    documents: dict
+    vocab: dict
+
+
+@dataclass(frozen=True)
 class UpdateReport:
     added: tuple[str, ...]
     removed: tuple[str, ...]
@@ -124,6 +136,8 @@ class HybridIndex:
         self.bm25 = BM25Index(settings.bm25_backend, settings.bm25_k1, settings.bm25_b)
         self._faiss = None
         self._dim: int | None = None
+        self._lock = threading.Lock()  # guards the swap of (chunks, embeddings, bm25, faiss, documents)
+        self._write_lock = threading.RLock()  # one update at a time
 
     # -- properties ----------------------------------------------------------
     def __len__(self) -> int:
@@ -158,25 +172,32 @@ class HybridIndex:
         )
 
     # -- building and updating ----------------------------------------------
+    # Updates build the new chunk list, BM25 matrix and FAISS index off to the side and
+    # swap them in under a short lock, so searches running in other threads always see
+    # one consistent version. Writers are serialized by their own lock.
     def add(self, docs: Iterable[Document], progress: Progress | None = None) -> UpdateReport:
         """Add documents. An (id, version) already indexed with the same text is skipped;
         with different text it is an error (use :meth:`replace`)."""
         docs = check_unique(list(docs))
-        new: list[Document] = []
-        unchanged: list[str] = []
-        for d in docs:
-            _check_document(d)
-            rec = self.documents.get(d.key)
-            if rec is None:
-                new.append(d)
-            elif rec.text_sha256 == _sha(d.text):
-                unchanged.append(f"{d.id}:{d.version}")
-            else:
-                raise DuplicateDocumentError(
-                    f"document {d.id!r} version {d.version!r} is already indexed with different text; "
-                    "use replace() (or give it a new version) — the index was left unchanged"
-                )
-        embedded = self._insert(new, progress) if new else 0
+        with self._write_lock:
+            new: list[Document] = []
+            unchanged: list[str] = []
+            for d in docs:
+                _check_document(d)
+                rec = self.documents.get(d.key)
+                if rec is None:
+                    new.append(d)
+                elif rec.text_sha256 == _sha(d.text):
+                    unchanged.append(f"{d.id}:{d.version}")
+                else:
+                    raise DuplicateDocumentError(
+                        f"document {d.id!r} version {d.version!r} is already indexed with different text; "
+                        "use replace() (or give it a new version) — the index was left unchanged"
+                    )
+            embedded = 0
+            if new:
+                state, embedded = self._with(self._current(), new, progress)
+                self._commit(state)
         return UpdateReport(tuple(f"{d.id}:{d.version}" for d in new), (), tuple(unchanged), embedded)
 
     def replace(self, docs: Iterable[Document], progress: Progress | None = None) -> UpdateReport:
@@ -187,11 +208,17 @@ class HybridIndex:
             raise DuplicateDocumentError("replace() got two versions of one document id; pass one version per id")
         for d in docs:
             _check_document(d)
-        keep = {d.key for d in docs if d.key in self.documents and self.documents[d.key].text_sha256 == _sha(d.text)}
-        drop = sorted(k for k in self.documents if k[0] in ids and k not in keep)
-        new = [d for d in docs if d.key not in keep]
-        self._remove(set(drop), refit=not new)
-        embedded = self._insert(new, progress) if new else 0
+        with self._write_lock:
+            keep = {d.key for d in docs
+                    if d.key in self.documents and self.documents[d.key].text_sha256 == _sha(d.text)}
+            drop = sorted(k for k in self.documents if k[0] in ids and k not in keep)
+            new = [d for d in docs if d.key not in keep]
+            state = self._without(self._current(), set(drop))
+            embedded = 0
+            if new:
+                state, embedded = self._with(state, new, progress)
+            if drop or new:
+                self._commit(state)
         return UpdateReport(
             tuple(f"{d.id}:{d.version}" for d in new),
             tuple(f"{i}:{v}" for i, v in drop),
@@ -201,14 +228,20 @@ class HybridIndex:
 
     def delete(self, doc_id: str, version: str | None = None) -> UpdateReport:
         """Delete every version of ``doc_id`` (or one version). Unknown ids are an error."""
-        keys = {k for k in self.documents if k[0] == doc_id and (version is None or k[1] == version)}
-        if not keys:
-            what = f"{doc_id!r}" + (f" version {version!r}" if version is not None else "")
-            raise InputError(f"cannot delete document {what}: it is not in the index")
-        self._remove(keys, refit=True)
+        with self._write_lock:
+            keys = {k for k in self.documents if k[0] == doc_id and (version is None or k[1] == version)}
+            if not keys:
+                what = f"{doc_id!r}" + (f" version {version!r}" if version is not None else "")
+                raise InputError(f"cannot delete document {what}: it is not in the index")
+            self._commit(self._without(self._current(), keys))
         return UpdateReport((), tuple(f"{i}:{v}" for i, v in sorted(keys)), (), 0)
 
-    def _insert(self, docs: list[Document], progress: Progress | None) -> int:
+    def _current(self) -> "_State":
+        with self._lock:
+            return _State(self.chunks, self.embeddings.reshape(-1, self.dim), self.bm25.doc_ids,
+                          self.documents, self.bm25.vocab)
+
+    def _with(self, st: "_State", docs: list[Document], progress: Progress | None) -> tuple["_State", int]:
         new_chunks: list[Chunk] = []
         for d in docs:
             cs = self.chunker.chunk(d)
@@ -230,39 +263,43 @@ class HybridIndex:
         vecs = np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1) if texts else np.zeros((0, self.dim), np.float32)
         if texts and vecs.shape[1] != self.dim:
             raise IndexMismatchError(f"embedder returned dimension {vecs.shape[1]}, expected {self.dim}")
-        new_terms = [self.bm25.encode(self.analyzer(t), grow=True) for t in texts]
+        scratch = BM25Index(self.settings.bm25_backend, self.settings.bm25_k1, self.settings.bm25_b)
+        scratch.vocab = dict(st.vocab)
+        new_terms = [scratch.encode(self.analyzer(t), grow=True) for t in texts]
         # Merge, keeping rows sorted by (document id, version, ordinal) whatever the insert order.
-        all_chunks = self.chunks + new_chunks
-        all_vecs = np.vstack([self.embeddings.reshape(-1, self.dim), vecs]) if len(self.chunks) else vecs
-        all_terms = self.bm25.doc_ids + new_terms
+        all_chunks = st.chunks + new_chunks
+        all_vecs = np.vstack([st.embeddings, vecs]) if len(st.chunks) else vecs
+        all_terms = st.terms + new_terms
         order = sorted(range(len(all_chunks)), key=lambda i: _row_key(all_chunks[i]))
-        self.chunks = [all_chunks[i] for i in order]
-        self.embeddings = np.ascontiguousarray(all_vecs[order]) if order else np.zeros((0, self.dim), np.float32)
+        documents = dict(st.documents)
         per_doc = Counter((c.document_id, c.document_version) for c in new_chunks)
         for d in docs:
-            self.documents[d.key] = DocumentRecord(
+            documents[d.key] = DocumentRecord(
                 d.id, d.version, d.title, d.uri, _sha(d.text), per_doc[d.key],
                 json.dumps(dict(d.metadata), ensure_ascii=False, sort_keys=True, default=str),
             )
-        self.bm25.set_documents([all_terms[i] for i in order])
-        self._build_faiss()
-        return embedded
+        embeddings = np.ascontiguousarray(all_vecs[order]) if order else np.zeros((0, self.dim), np.float32)
+        return _State([all_chunks[i] for i in order], embeddings, [all_terms[i] for i in order], documents,
+                      scratch.vocab), embedded
 
-    def _remove(self, keys: set[tuple[str, str]], refit: bool) -> None:
+    def _without(self, st: "_State", keys: set[tuple[str, str]]) -> "_State":
         if not keys:
-            return
-        keep = [i for i, c in enumerate(self.chunks) if (c.document_id, c.document_version) not in keys]
-        self.chunks = [self.chunks[i] for i in keep]
-        self.embeddings = np.ascontiguousarray(self.embeddings.reshape(-1, self.dim)[keep])
-        terms = [self.bm25.doc_ids[i] for i in keep]
-        for k in keys:
-            self.documents.pop(k, None)
-        self.bm25.doc_ids = terms
-        if refit:
-            self.bm25.set_documents(terms)
-            self._build_faiss()
+            return st
+        keep = [i for i, c in enumerate(st.chunks) if (c.document_id, c.document_version) not in keys]
+        documents = {k: v for k, v in st.documents.items() if k not in keys}
+        return _State([st.chunks[i] for i in keep], np.ascontiguousarray(st.embeddings[keep]),
+                      [st.terms[i] for i in keep], documents, st.vocab)
 
-    def _build_faiss(self) -> None:
+    def _commit(self, st: "_State") -> None:
+        bm25 = BM25Index(self.settings.bm25_backend, self.settings.bm25_k1, self.settings.bm25_b)
+        bm25.vocab = st.vocab
+        bm25.set_documents(st.terms)
+        dense = self._make_faiss(st.embeddings)
+        with self._lock:
+            self.chunks, self.embeddings, self.bm25, self._faiss, self.documents = (
+                st.chunks, st.embeddings, bm25, dense, st.documents)
+
+    def _make_faiss(self, embeddings: np.ndarray):
         try:
             import faiss
         except ImportError:
@@ -275,40 +312,50 @@ class HybridIndex:
         elif s.dense_index == "flat_fp16":
             # Exhaustive scan over half-precision vectors: half the memory traffic of "flat".
             index = faiss.IndexScalarQuantizer(self.dim, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
-            if len(self.chunks):
-                index.train(self.embeddings)
+            if len(embeddings):
+                index.train(embeddings)
         else:
             index = faiss.IndexFlatIP(self.dim)
-        if len(self.chunks):
-            index.add(self.embeddings)
-        self._faiss = index
+        if len(embeddings):
+            index.add(np.ascontiguousarray(embeddings, dtype=np.float32))
+        return index
+
+    def _build_faiss(self) -> None:
+        self._faiss = self._make_faiss(self.embeddings.reshape(-1, self.dim))
 
     # -- searching -------------------------------------------------------------
     def search_bm25(self, query: str, k: int) -> list[ScoredChunk]:
-        idx, scores = self.bm25.top_k(self.analyzer(query), k)
-        return [ScoredChunk(self.chunks[i], float(s), r + 1) for r, (i, s) in enumerate(zip(idx, scores))]
+        with self._lock:
+            chunks, bm25 = self.chunks, self.bm25
+        idx, scores = bm25.top_k(self.analyzer(query), k)
+        return [ScoredChunk(chunks[i], float(s), r + 1) for r, (i, s) in enumerate(zip(idx, scores))]
 
     def search_dense(self, query_vector: np.ndarray, k: int) -> list[ScoredChunk]:
-        if not self.chunks or self._faiss is None:
+        with self._lock:
+            chunks, embeddings, dense = self.chunks, self.embeddings, self._faiss
+        if not chunks or dense is None:
             return []
         q = np.asarray(query_vector, dtype=np.float32).reshape(1, -1)
         if q.shape[1] != self.dim:
             raise IndexMismatchError(f"query vector has dimension {q.shape[1]}, index has {self.dim}")
-        kk = min(len(self.chunks), k)
+        kk = min(len(chunks), k)
         if self.settings.dense_index == "flat":
             # Exact scores via numpy give deterministic tie-breaking by row.
-            sims = self.embeddings @ q[0]
-            idx, scores = top_k_desc(sims, kk)
+            idx, scores = top_k_desc(embeddings @ q[0], kk)
         else:
-            D, I = self._faiss.search(q, kk)
+            D, I = dense.search(q, kk)
             pairs = sorted(((float(d), int(i)) for d, i in zip(D[0], I[0]) if i >= 0), key=lambda x: (-x[0], x[1]))
             idx = np.array([i for _, i in pairs], dtype=np.int64)
             scores = np.array([d for d, _ in pairs], dtype=np.float32)
-        return [ScoredChunk(self.chunks[i], float(s), r + 1) for r, (i, s) in enumerate(zip(idx, scores))]
+        return [ScoredChunk(chunks[i], float(s), r + 1) for r, (i, s) in enumerate(zip(idx, scores))]
 
     # -- persistence -----------------------------------------------------------
     def save(self, path: str | Path) -> Path:
         """Write a new version folder and swap ``CURRENT`` to it atomically."""
+        with self._write_lock:  # no update can swap the contents mid-write
+            return self._save(Path(path))
+
+    def _save(self, path: Path) -> Path:
         import faiss
 
         root = Path(path)

@@ -227,3 +227,41 @@ def test_hashing_embedder_is_normalized_and_deterministic():
     assert v.shape == (2, 64) and np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-6)
     assert np.array_equal(v, e.embed_passages(["hello world", "안녕하세요"]))
     assert e.embed_queries([]).shape == (0, 64)
+
+
+def test_searches_in_other_threads_see_a_consistent_index_during_updates(tmp_path):
+    import threading
+
+    p = _pipe(tmp_path)
+    p.build_index(_docs())
+    idx = p.index
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def reader():
+        while not stop.is_set():
+            try:
+                for q in ["passwords MFA", "연차 휴가", "per diem KRW", "brand new topic words"]:
+                    res = p.search(q)
+                    for c in res.candidates:  # every hit is a chunk of an indexed document version
+                        assert c.chunk.text and c.chunk.evidence_id.startswith(c.chunk.document_id + ":")
+            except BaseException as exc:  # noqa: BLE001 - collected and re-raised below
+                errors.append(exc)
+                return
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        for i in range(15):
+            idx.add([Document(f"new{i}", f"brand new topic words number {i} with fresh vocabulary zq{i}x", "1")])
+            if i % 3 == 2:
+                idx.delete(f"new{i - 1}")
+            idx.replace([Document("pw", f"Passwords must be changed every {60 + i} days.", f"r{i}")])
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not errors, errors[0]
+    assert ("pw", "r14") in idx.documents and ("pw", "1") not in idx.documents
+    assert len(idx.chunks) == len(idx.bm25) == idx.embeddings.shape[0]
