@@ -88,3 +88,14 @@ def test_hf_tokenizer_counter_reads_a_local_model_folder():
     assert c.count("hello world") == 2
     assert c.count("hello world hello world") == 4
     assert c.count("") == 0
+
+
+def test_quickstart_example_runs(tmp_path):
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, str(ROOT / "examples" / "quickstart.py"), str(tmp_path / "idx")],
+                         capture_output=True, text=True, timeout=600, cwd=str(ROOT))
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "after the update the top hit is bike-policy:2026.1:0" in out.stdout
+    assert "S1 -> it-security-handbook:" in out.stdout
