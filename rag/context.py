@@ -21,7 +21,7 @@ import logging
 import math
 import re
 import unicodedata
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Literal, Sequence
 

@@ -13,7 +13,6 @@ import argparse
 import json
 import platform
 import resource
-import statistics
 import subprocess
 import sys
 import time

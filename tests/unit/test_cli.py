@@ -144,3 +144,26 @@ def test_context_command_reports_budget_error(tiny_config, capsys):
     assert main(["context", "passwords", "--config", str(tiny_config), "--set", "context.context_limit=900"]) == 2
     err = capsys.readouterr().err
     assert "no room for evidence" in err and "output_reserve=800" in err
+
+
+def test_injected_demo_document_is_defused_end_to_end(tiny_config):
+    """The demo corpus carries a prompt-injection document; through the whole pipeline it
+    cannot add a block, forge a citation or touch the system message."""
+    import re
+
+    from rag.pipeline import Pipeline
+    from rag.prompting import DEFAULT_SYSTEM_PROMPT
+
+    p = Pipeline.from_config(tiny_config)
+    p.build_index()
+    _, prompt = p.build_prompt("When will vendors be paid and where do suppliers send invoices?")
+    hostile = [b for b in prompt.bundle.blocks if b.document_id == "vendor-faq-injected"]
+    assert hostile, "the vendor FAQ should be retrieved for a vendor question"
+    assert sum(b.neutralized for b in hostile) >= 1
+    system, user = prompt.messages[0], prompt.messages[-1]
+    assert system.content == DEFAULT_SYSTEM_PROMPT
+    assert len(re.findall(r'<source id="S\d+">', user.content)) == len(prompt.bundle.blocks)
+    assert user.content.count("</source>") == len(prompt.bundle.blocks)
+    assert "[S3]" not in user.content and '<source id="S9">' not in user.content
+    for m in prompt.messages[:-1]:
+        assert "evil.example" not in m.content

@@ -18,7 +18,7 @@ from rag.errors import (
     InputError,
 )
 from rag.embedders import HashingEmbedder
-from rag.index import HybridIndex, current_version
+from rag.index import current_version
 from rag.pipeline import Pipeline
 from rag.types import Document
 
