@@ -68,7 +68,8 @@ def evaluate_retrieval(
     qvecs = pipeline.embedder.embed_queries([ds.queries[q] for q in qids])
     depth = max(100, cfg.candidates)
     runs: dict[str, dict[str, list[str]]] = {"bm25": {}, "dense": {}, "hybrid": {}}
-    extra = dict(fusions or {})
+    extra = {name: HybridRetriever(index, pipeline.embedder, cfg.model_copy(update={"fusion": fcfg}))
+             for name, fcfg in (fusions or {}).items()}
     for name in extra:
         runs[name] = {}
     t1 = time.perf_counter()
@@ -80,8 +81,7 @@ def evaluate_retrieval(
         runs["dense"][q] = dedupe_docs([h.chunk.document_id for h in dn])
         fused = retr.fuse(text, bm, dn, candidates=depth * 4)
         runs["hybrid"][q] = dedupe_docs([c.chunk.document_id for c in fused.candidates])
-        for name, fcfg in extra.items():
-            alt = HybridRetriever(index, pipeline.embedder, cfg.model_copy(update={"fusion": fcfg}))
+        for name, alt in extra.items():
             runs[name][q] = dedupe_docs([c.chunk.document_id for c in alt.fuse(text, bm, dn, candidates=depth * 4).candidates])
         if progress:
             progress("query", i + 1, len(qids))

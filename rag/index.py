@@ -395,17 +395,24 @@ class HybridIndex:
         logger.info("saved index %s (%d documents, %d chunks)", root / name, len(self.documents), len(self.chunks))
         return root / name
 
-    @classmethod
-    def load(cls, path: str | Path, settings: IndexSettings, chunker: Chunker, analyzer: Analyzer,
-             embedder: Embedder, mmap: bool = True) -> "HybridIndex":
-        root = Path(path)
+    def check_compatible(self, root: Path) -> dict:
+        """Read the saved index's params.json (only) and refuse one built with another model,
+        analyzer, chunking or format. Returns the params."""
         folder = current_version(root)
         try:
             params = json.loads((folder / "params.json").read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise IndexCorruptError(f"{folder}/params.json unreadable ({exc}); rebuild with `rag index`") from None
+        _check_params(params, self, root)
+        return params
+
+    @classmethod
+    def load(cls, path: str | Path, settings: IndexSettings, chunker: Chunker, analyzer: Analyzer,
+             embedder: Embedder, mmap: bool = True) -> "HybridIndex":
+        root = Path(path)
+        folder = current_version(root)
         idx = cls(settings, chunker, analyzer, embedder)
-        _check_params(params, idx, root)
+        params = idx.check_compatible(root)
         idx._dim = int(params["embedding_dim"])
         try:
             with open(folder / "documents.jsonl", encoding="utf-8") as fh:

@@ -105,7 +105,7 @@ class Pipeline:
         path = self.index_path
         if index_exists(path) and not force:
             try:
-                HybridIndex.load(path, self.settings(), self.chunker(), self.analyzer(), self.embedder)
+                HybridIndex(self.settings(), self.chunker(), self.analyzer(), self.embedder).check_compatible(path)
             except IndexMismatchError as exc:
                 raise IndexMismatchError(f"{exc}\n(refusing to overwrite it; pass force=True / --force)") from None
         docs = self.load_corpus() if docs is None else list(docs)

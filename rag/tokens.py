@@ -81,10 +81,6 @@ class TiktokenCounter:
         self.name = f"tiktoken:{encoding}"
         self.encoding = encoding
 
-    @property
-    def _enc(self):
-        return get_encoding(self.encoding)
-
     def count(self, text: str) -> int:
         return _count_cached(self.encoding, text)
 
