@@ -167,18 +167,16 @@ SEPARATOR = "\n\n"
 
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e"), None)
 # Characters that NFKC leaves alone but that read as brackets to a model.
-_LOOKALIKES = str.maketrans({
+_LOOKALIKE_MAP = {
     "‹": "<", "›": ">", "〈": "<", "〉": ">", "⟨": "<", "⟩": ">", "《": "<", "》": ">", "˂": "<", "˃": ">",
     "【": "[", "】": "]", "〔": "[", "〕": "]", "⟦": "[", "⟧": "]", "［": "[", "］": "]", "〖": "[", "〗": "]",
     "⁄": "/", "∕": "/", "⧸": "/", "ᐸ": "<", "ᐳ": ">", "❮": "<", "❯": ">", "❬": "<", "❭": ">", "⟪": "<", "⟫": ">",
     "〘": "[", "〙": "]", "⁅": "[", "⁆": "]",
-})
+}
+_LOOKALIKES = str.maketrans(_LOOKALIKE_MAP)
 # A block or marker needs an opening "<" or "[" (or something that folds to one): text
 # without any of these is returned unchanged without the per-character fold.
-_OPENERS = "<[\ufe64\uff1c\ufe47\uff3b" + "".join(k for k, v in {
-    "‹": "<", "〈": "<", "⟨": "<", "《": "<", "˂": "<", "ᐸ": "<", "❮": "<", "❬": "<", "⟪": "<",
-    "【": "[", "〔": "[", "⟦": "[", "〖": "[", "〘": "[", "⁅": "[",
-}.items())
+_OPENERS = "<[\ufe64\uff1c\ufe47\uff3b" + "".join(k for k, v in _LOOKALIKE_MAP.items() if v in "<[")
 _MAYBE_HOSTILE = re.compile("[" + re.escape(_OPENERS) + "]")
 _TAG = re.compile(r"<\s*/?\s*source\b[^<>\n]{0,200}>?", re.IGNORECASE)
 _MARKER = re.compile(r"\[\s*s\s*\d+(?:\s*[,;]\s*s?\s*\d+)*\s*\]", re.IGNORECASE)
