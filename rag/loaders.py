@@ -178,10 +178,12 @@ def check_unique(docs: list[Document]) -> list[Document]:
 
 
 def load_guidelines(path: str | Path) -> list:
-    """A YAML (or JSON) list of guidelines: ``{id, content, keywords?, condition?}``."""
+    """A YAML (or JSON) list of guidelines, each validated like ``context.guidelines`` entries
+    (``{id, content, keywords?, condition?}``); returns ``GuidelineConfig`` objects."""
     import yaml
+    from pydantic import ValidationError
 
-    from rag.prompting import Guideline
+    from rag.config import GuidelineConfig
 
     p = Path(path)
     try:
@@ -192,11 +194,9 @@ def load_guidelines(path: str | Path) -> list:
         raise InputError(f"{p}: expected a list of guidelines, got {type(data).__name__}")
     out = []
     for i, g in enumerate(data):
-        if not isinstance(g, dict) or not g.get("id") or not g.get("content"):
-            raise InputError(f"{p}: guideline {i} needs at least 'id' and 'content'")
-        unknown = set(g) - {"id", "content", "keywords", "condition"}
-        if unknown:
-            raise InputError(f"{p}: guideline {g['id']!r} has unknown keys {sorted(unknown)}")
-        out.append(Guideline(str(g["id"]), str(g["content"]), tuple(str(k) for k in g.get("keywords") or ()),
-                             str(g.get("condition") or "")))
+        try:
+            out.append(GuidelineConfig.model_validate(g))
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'entry'}: {e['msg']}" for e in exc.errors())
+            raise InputError(f"{p}: guideline {i}: {problems}") from None
     return out

@@ -33,6 +33,7 @@ class Pipeline:
         self.config = config
         self._embedder = embedder
         self._index: HybridIndex | None = None
+        self._prompt_builder: PromptBuilder | None = None
 
     @classmethod
     def from_config(cls, path: str | Path | None = None, **kwargs) -> "Pipeline":
@@ -135,12 +136,20 @@ class Pipeline:
     # -- context -----------------------------------------------------------------
     def guidelines(self) -> list[Guideline]:
         c = self.config.context
-        items = [Guideline(g.id, g.content, tuple(g.keywords), g.condition) for g in c.guidelines]
+        entries = list(c.guidelines)
         if c.guidelines_file:
-            items.extend(load_guidelines(self.config.resolve(c.guidelines_file)))
-        return items
+            entries.extend(load_guidelines(self.config.resolve(c.guidelines_file)))
+        return [Guideline(g.id, g.content, tuple(g.keywords), g.condition) for g in entries]
 
+    @property
     def prompt_builder(self) -> PromptBuilder:
+        """Built once per pipeline (the config is frozen): the guidelines file is read and the
+        guideline conditions are embedded once, not on every question."""
+        if self._prompt_builder is None:
+            self._prompt_builder = self._make_prompt_builder()
+        return self._prompt_builder
+
+    def _make_prompt_builder(self) -> PromptBuilder:
         c = self.config.context
         counter = make_counter(c.tokenizer, c.model)
         settings = PromptSettings(
@@ -165,4 +174,4 @@ class Pipeline:
         """Retrieve (unless ``search`` is given) and build the budgeted prompt."""
         result = search if search is not None else self.search(question)
         evidence = [Evidence.from_candidate(c) for c in result.candidates]
-        return result, self.prompt_builder().build(question, evidence, history)
+        return result, self.prompt_builder.build(question, evidence, history)

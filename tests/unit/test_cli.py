@@ -167,3 +167,25 @@ def test_injected_demo_document_is_defused_end_to_end(tiny_config):
     assert "[S3]" not in user.content and '<source id="S9">' not in user.content
     for m in prompt.messages[:-1]:
         assert "evil.example" not in m.content
+
+
+def test_guidelines_from_config_and_file_are_injected_as_tool_messages(tmp_path):
+    from rag.errors import InputError
+    from rag.pipeline import Pipeline
+
+    gfile = tmp_path / "guides.yaml"
+    gfile.write_text("- id: money\n  content: Quote amounts in KRW.\n  keywords: [per diem, 경비]\n", encoding="utf-8")
+    cfg = write_config(tmp_path / "c", context={
+        "guidelines": [{"id": "safety", "content": "Name the measured gases.", "keywords": ["밀폐공간"]}],
+        "guidelines_file": str(gfile)})
+    p = Pipeline.from_config(cfg)
+    p.build_index()
+    _, prompt = p.build_prompt("What is the per diem for a domestic trip?")
+    assert prompt.manifest.guidelines == ("money",)
+    assert [m.role for m in prompt.messages[:3]] == ["system", "assistant", "tool"]
+    assert "Quote amounts in KRW." in prompt.messages[2].content
+    assert "KRW" not in prompt.messages[0].content
+    assert p.build_prompt("밀폐공간 측정")[1].manifest.guidelines == ("safety",)
+    gfile.write_text("- id: bad\n  text: no content key\n", encoding="utf-8")
+    with pytest.raises(InputError, match="guideline 0"):
+        Pipeline.from_config(cfg).build_prompt("per diem")
