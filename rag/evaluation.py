@@ -46,11 +46,15 @@ def evaluate_retrieval(
     max_queries: int | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     fusions: Mapping[str, object] | None = None,
+    rerank: bool = True,
+    query_filter: Callable[[str], bool] | None = None,
 ) -> RetrievalEval:
     """Index the dataset's corpus in memory and score bm25, dense and hybrid.
 
     ``fusions`` optionally maps extra names to :class:`FusionConfig` objects that are
     evaluated over the same bm25/dense lists (used to tune fusion without recomputing).
+    With ``rerank`` and ``rerank.enabled`` in the config, a ``rerank`` entry reorders the
+    hybrid candidates with the reranker. ``query_filter`` keeps only the query ids it accepts.
     """
     ds = load_beir(dataset_dir, split)
     t0 = time.perf_counter()
@@ -61,7 +65,7 @@ def evaluate_retrieval(
 
     cfg = pipeline.config.retrieval
     retr = HybridRetriever(index, pipeline.embedder, cfg)
-    qids = sorted(ds.qrels)
+    qids = sorted(q for q in ds.qrels if query_filter is None or query_filter(q))
     if max_queries:
         qids = qids[:max_queries]
     # Embed queries in one batch (much faster than one by one).
@@ -72,6 +76,9 @@ def evaluate_retrieval(
              for name, fcfg in (fusions or {}).items()}
     for name in extra:
         runs[name] = {}
+    reranker = pipeline.reranker if rerank else None
+    if reranker is not None:
+        runs["rerank"] = {}
     t1 = time.perf_counter()
     for i, q in enumerate(qids):
         text = ds.queries[q]
@@ -81,6 +88,9 @@ def evaluate_retrieval(
         runs["dense"][q] = dedupe_docs([h.chunk.document_id for h in dn])
         fused = retr.fuse(text, bm, dn, candidates=depth * 4)
         runs["hybrid"][q] = dedupe_docs([c.chunk.document_id for c in fused.candidates])
+        if reranker is not None:
+            rr = reranker.rerank(text, fused.candidates)
+            runs["rerank"][q] = dedupe_docs([c.candidate.chunk.document_id for c in rr.candidates])
         for name, alt in extra.items():
             runs[name][q] = dedupe_docs([c.chunk.document_id for c in alt.fuse(text, bm, dn, candidates=depth * 4).candidates])
         if progress:

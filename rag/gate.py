@@ -1,0 +1,80 @@
+"""The abstention gate: answer, or ``insufficient_evidence`` with a reason and the scores.
+
+Runs after reranking and before the context builder; on abstention the generator is never
+called. The policy: the top signal must reach ``threshold`` and at least
+``min_supporting`` candidates must reach ``support_threshold``. The signal is the
+reranker's calibrated probability, or, where the reranker did not run (disabled, or a query
+language it does not rerank), the ``fallback_signal`` with its own threshold.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from rag.config import GateConfig
+from rag.rerank import RerankResult
+from rag.types import Candidate
+
+ANSWER = "answer"
+NO_CANDIDATES = "no_candidates"
+BELOW_THRESHOLD = "below_threshold"
+TOO_FEW_SUPPORTING = "too_few_supporting"
+NO_VALID_SCORES = "no_valid_scores"
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    answer: bool
+    reason: str  # answer | no_candidates | below_threshold | too_few_supporting | no_valid_scores | gate_disabled
+    signal: str  # which score decided: probability | dense | bm25 | fused | none
+    top_score: float | None
+    threshold: float
+    supporting: int  # candidates at or above support_threshold
+    min_supporting: int
+    scores: tuple[float, ...] = ()  # the signal's values, best first (at most 10)
+
+    def to_json(self) -> dict:
+        return {"answer": self.answer, "reason": self.reason, "signal": self.signal, "top_score": self.top_score,
+                "threshold": self.threshold, "supporting": self.supporting, "min_supporting": self.min_supporting,
+                "scores": list(self.scores)}
+
+
+def signal_values(signal: str, candidates: Sequence[Candidate], rerank: RerankResult | None = None) -> list[float]:
+    """Finite values of one signal over the candidates (missing per-retriever hits are skipped)."""
+    if signal == "probability":
+        vals = [c.probability for c in (rerank.candidates if rerank is not None else ()) if c.probability is not None]
+    elif signal == "fused":
+        vals = [c.score for c in candidates]
+    else:
+        vals = [h.score for c in candidates if (h := c.hit(signal)) is not None]
+    return sorted((float(v) for v in vals if math.isfinite(v)), reverse=True)
+
+
+class Gate:
+    def __init__(self, config: GateConfig) -> None:
+        self.config = config
+
+    def decide(self, candidates: Sequence[Candidate], rerank: RerankResult | None = None) -> GateDecision:
+        cfg = self.config
+        if not cfg.enabled:
+            return GateDecision(True, "gate_disabled", "none", None, float("-inf"), 0, 0)
+        if not candidates:
+            return GateDecision(False, NO_CANDIDATES, cfg.signal, None, cfg.threshold, 0, cfg.min_supporting)
+        signal, threshold, support = cfg.signal, cfg.threshold, cfg.support_threshold
+        if signal == "probability" and (rerank is None or not rerank.applied):
+            if cfg.fallback_signal == "none":
+                return GateDecision(True, ANSWER, "none", None, float("-inf"), len(candidates), 0)
+            signal, threshold, support = cfg.fallback_signal, cfg.fallback_threshold, None
+        support = threshold if support is None else support
+        vals = signal_values(signal, candidates, rerank)
+        if not vals:
+            return GateDecision(False, NO_VALID_SCORES, signal, None, threshold, 0, cfg.min_supporting)
+        top = vals[0]
+        n_sup = sum(1 for v in vals if v >= support)
+        shown = tuple(round(v, 6) for v in vals[:10])
+        if top < threshold:
+            return GateDecision(False, BELOW_THRESHOLD, signal, top, threshold, n_sup, cfg.min_supporting, shown)
+        if n_sup < cfg.min_supporting:
+            return GateDecision(False, TOO_FEW_SUPPORTING, signal, top, threshold, n_sup, cfg.min_supporting, shown)
+        return GateDecision(True, ANSWER, signal, top, threshold, n_sup, cfg.min_supporting, shown)

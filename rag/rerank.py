@@ -1,0 +1,342 @@
+"""Cross-encoder reranking of a bounded candidate set, with calibrated probabilities.
+
+The reranker scores ``(query, passage)`` pairs for the fused top-``top_n`` candidates, maps
+the raw logit to a calibrated probability of relevance (Platt scaling fit on dev pairs,
+stored beside the model as ``calibration.json``), and orders candidates by a blend of the
+z-scored logit and the z-scored fused retrieval score. Queries in languages the model was
+not trained for are passed through in fused order (``applied=False`` with a reason).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Mapping, Protocol, Sequence
+
+import numpy as np
+
+from rag.errors import InputError, ModelLoadError, missing_dependency
+from rag.retrieval import check_query
+from rag.types import Candidate
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_RERANKER = Path(__file__).parent / "_models" / "reranker-minilm"
+
+
+# --------------------------------------------------------------------------- language
+def detect_language(text: str) -> str:
+    """``ko`` when Hangul makes up at least 30% of the letters, ``en`` for Latin text, else ``other``."""
+    hangul = latin = 0
+    for ch in text:
+        o = ord(ch)
+        if 0xAC00 <= o <= 0xD7A3 or 0x1100 <= o <= 0x11FF or 0x3130 <= o <= 0x318F:
+            hangul += 1
+        elif ch.isascii() and ch.isalpha():
+            latin += 1
+    if hangul and hangul >= 0.3 * (hangul + latin):
+        return "ko"
+    return "en" if latin else "other"
+
+
+# --------------------------------------------------------------------------- calibration
+@dataclass(frozen=True)
+class Calibration:
+    """Platt scaling: ``p = sigmoid(a * score + b)``."""
+
+    a: float = 1.0
+    b: float = 0.0
+    fitted_on: str = "uncalibrated"
+    n: int = 0
+
+    def probability(self, score: float) -> float:
+        z = self.a * score + self.b
+        return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+
+    @property
+    def calibrated(self) -> bool:
+        return self.n > 0
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps({"method": "platt", "a": self.a, "b": self.b, "fitted_on": self.fitted_on,
+                                    "n": self.n}, indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> "Calibration":
+        try:
+            d = json.loads(path.read_text(encoding="utf-8"))
+            return cls(float(d["a"]), float(d["b"]), str(d.get("fitted_on", "")), int(d.get("n", 0)))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ModelLoadError(f"{path}: not a valid calibration file ({exc}); refit it with "
+                                 "scripts/calibrate_reranker.py or delete it") from None
+
+
+def fit_platt(scores: Sequence[float], labels: Sequence[int], fitted_on: str = "", iters: int = 100) -> Calibration:
+    """Logistic regression of the label on one score (Newton's method, Platt's smoothed targets)."""
+    x = np.asarray(scores, dtype=np.float64)
+    y = np.asarray(labels, dtype=np.float64)
+    if x.shape != y.shape or x.size == 0:
+        raise InputError("fit_platt needs as many labels as scores, and at least one of each")
+    if not np.all(np.isfinite(x)):
+        raise InputError("fit_platt: scores contain NaN or infinite values; drop them first")
+    n_pos, n_neg = float(y.sum()), float(len(y) - y.sum())
+    if n_pos == 0 or n_neg == 0:
+        raise InputError(f"fit_platt needs both classes, got {int(n_pos)} positives and {int(n_neg)} negatives")
+    t = np.where(y > 0, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
+    a, b = 0.0, math.log((n_pos + 1) / (n_neg + 1))
+    for _ in range(iters):
+        p = 1 / (1 + np.exp(-(a * x + b)))
+        w = np.maximum(p * (1 - p), 1e-12)
+        g = np.array([np.sum((p - t) * x), np.sum(p - t)])
+        h = np.array([[np.sum(w * x * x), np.sum(w * x)], [np.sum(w * x), np.sum(w)]]) + 1e-9 * np.eye(2)
+        step = np.linalg.solve(h, g)
+        a, b = a - step[0], b - step[1]
+        if np.max(np.abs(step)) < 1e-10:
+            break
+    return Calibration(float(a), float(b), fitted_on, int(len(x)))
+
+
+# --------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class RankedCandidate:
+    candidate: Candidate
+    rank: int  # 1-based, after reranking
+    score: float  # the ordering score (blend of z-scored logit and z-scored fused score)
+    logit: float | None  # raw model score; None when the reranker was not applied
+    probability: float | None  # calibrated probability of relevance
+    input_tokens: int = 0
+    truncated: bool = False  # the pair was longer than max_length and was cut
+
+    @property
+    def evidence_id(self) -> str:
+        return self.candidate.chunk.evidence_id
+
+
+@dataclass(frozen=True)
+class Excluded:
+    evidence_id: str
+    reason: str  # empty_text | non_finite_fused_score | non_finite_model_score
+
+
+@dataclass(frozen=True)
+class RerankResult:
+    query: str
+    language: str
+    applied: bool
+    reason: str  # "" when applied, else why not (no_candidates, language ...)
+    model_id: str
+    candidates: tuple[RankedCandidate, ...]
+    excluded: tuple[Excluded, ...] = ()
+    calibrated: bool = False
+    timings_ms: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "timings_ms", MappingProxyType(dict(self.timings_ms)))
+
+    @property
+    def top_probability(self) -> float | None:
+        ps = [c.probability for c in self.candidates if c.probability is not None]
+        return max(ps) if ps else None
+
+
+class Reranker(Protocol):
+    model_id: str
+
+    def rerank(self, query: str, candidates: Sequence[Candidate]) -> RerankResult: ...
+
+
+# --------------------------------------------------------------------------- scorer
+def check_checkpoint(path: Path) -> dict:
+    """A local cross-encoder folder must hold a 1-logit sequence-classification model."""
+    if not path.is_dir():
+        raise ModelLoadError(f"reranker checkpoint folder not found: {path}")
+    cfg_file = path / "config.json"
+    if not cfg_file.is_file():
+        raise ModelLoadError(f"{path}: no config.json; this is not a transformers checkpoint folder")
+    weights = [w for w in ("model.safetensors", "pytorch_model.bin", "onnx/model.onnx") if (path / w).is_file()]
+    if not weights:
+        raise ModelLoadError(f"{path}: no model weights (model.safetensors or pytorch_model.bin); the copy is incomplete")
+    if not any((path / t).is_file() for t in ("tokenizer.json", "vocab.txt", "tokenizer.model")):
+        raise ModelLoadError(f"{path}: no tokenizer files (tokenizer.json or vocab.txt); the copy is incomplete")
+    try:
+        cfg = json.loads(cfg_file.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ModelLoadError(f"{cfg_file}: not valid JSON ({exc})") from None
+    archs = cfg.get("architectures") or []
+    n_labels = len(cfg.get("id2label") or {}) or cfg.get("num_labels", 2)
+    if not any(a.endswith("ForSequenceClassification") for a in archs) or n_labels != 1:
+        raise ModelLoadError(
+            f"{path} is not a reranker: architectures={archs}, labels={n_labels}. A cross-encoder reranker is a "
+            "sequence-classification model with one output (e.g. a bi-encoder folder cannot rerank); "
+            "train one with `rag train-reranker` or name a cross-encoder model")
+    return cfg
+
+
+class CrossEncoderScorer:
+    """Lazy ``sentence_transformers.CrossEncoder`` over a model name or local path; returns raw logits."""
+
+    def __init__(self, model: str = "default", max_length: int | None = None, batch_size: int = 16,
+                 cache_size: int = 100_000) -> None:
+        self.model = model
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self.cache_size = cache_size
+        self._ce = None
+        self._tok = None
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[tuple[str, str], tuple[float, int]] = OrderedDict()
+
+    @property
+    def path(self) -> Path | None:
+        if self.model == "default":
+            return DEFAULT_RERANKER
+        p = Path(self.model).expanduser()
+        return p if (p.exists() or self.model.startswith((".", "/", "~"))) else None
+
+    @property
+    def model_id(self) -> str:
+        return f"cross-encoder:{'default:' + DEFAULT_RERANKER.name if self.model == 'default' else self.model}"
+
+    def _load(self):
+        if self._ce is not None:
+            return self._ce
+        try:
+            import torch
+            from sentence_transformers import CrossEncoder
+        except ImportError:
+            raise missing_dependency("sentence-transformers", "models", "cross-encoder reranking") from None
+        path = self.path
+        max_length = self.max_length
+        if path is not None:
+            check_checkpoint(path)
+            meta = path / "rag_reranker.json"
+            if max_length is None and meta.is_file():
+                max_length = int(json.loads(meta.read_text(encoding="utf-8")).get("max_length", 512))
+        try:
+            ce = CrossEncoder(str(path or self.model), device="cpu", max_length=max_length,
+                              activation_fn=torch.nn.Identity())
+        except Exception as exc:  # noqa: BLE001 - any loader failure becomes one typed error
+            raise ModelLoadError(f"could not load cross-encoder {self.model!r}: {exc}") from exc
+        self.max_length = max_length or int(getattr(ce, "max_length", None) or 512)
+        self._tok = ce.tokenizer
+        self._ce = ce
+        return ce
+
+    def score(self, query: str, keys: Sequence[str], texts: Sequence[str]) -> tuple[np.ndarray, list[int]]:
+        """Raw logits and untruncated pair lengths in tokens; cached per (query, key)."""
+        out = np.zeros(len(texts), dtype=np.float64)
+        lengths = [0] * len(texts)
+        todo: list[int] = []
+        with self._lock:
+            for i, k in enumerate(keys):
+                hit = self._cache.get((query, k))
+                if hit is None:
+                    todo.append(i)
+                else:
+                    self._cache.move_to_end((query, k))
+                    out[i], lengths[i] = hit
+        if todo:
+            ce = self._load()
+            pairs = [(query, texts[i]) for i in todo]
+            enc = self._tok([p[0] for p in pairs], [p[1] for p in pairs], truncation=False)["input_ids"]
+            logits = np.asarray(ce.predict(pairs, batch_size=self.batch_size, show_progress_bar=False),
+                                dtype=np.float64).reshape(-1)
+            with self._lock:
+                for j, i in enumerate(todo):
+                    out[i], lengths[i] = float(logits[j]), len(enc[j])
+                    self._cache[(query, keys[i])] = (out[i], lengths[i])
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+        return out, lengths
+
+
+def _z(x: np.ndarray) -> np.ndarray:
+    sd = float(x.std())
+    return (x - x.mean()) / sd if sd > 1e-12 else np.zeros_like(x)
+
+
+class CrossEncoderReranker:
+    """Reranks the fused top-``top_n``; candidates beyond it keep their fused order after them."""
+
+    def __init__(self, scorer: CrossEncoderScorer, calibration: Calibration | None = None, *,
+                 top_n: int = 30, blend_weight: float = 0.5, languages: Sequence[str] = ("en",)) -> None:
+        self.scorer = scorer
+        self._calibration = calibration
+        self.top_n = top_n
+        self.blend_weight = blend_weight
+        self.languages = tuple(languages)
+
+    @property
+    def model_id(self) -> str:
+        return self.scorer.model_id
+
+    @property
+    def calibration(self) -> Calibration:
+        if self._calibration is None:
+            p = self.scorer.path
+            f = p / "calibration.json" if p is not None else None
+            if f is not None and f.is_file():
+                self._calibration = Calibration.load(f)
+            else:
+                logger.warning("no calibration.json beside %s: probabilities are sigmoid(logit), uncalibrated",
+                               self.scorer.model)
+                self._calibration = Calibration()
+        return self._calibration
+
+    def _passthrough(self, query: str, lang: str, reason: str, candidates: Sequence[Candidate]) -> RerankResult:
+        ranked = tuple(RankedCandidate(c, i + 1, float(c.score), None, None) for i, c in enumerate(candidates))
+        return RerankResult(query, lang, False, reason, self.model_id, ranked)
+
+    def rerank(self, query: str, candidates: Sequence[Candidate]) -> RerankResult:
+        q = check_query(query)
+        lang = detect_language(q)
+        if not candidates:
+            return self._passthrough(q, lang, "no_candidates", ())
+        if self.languages and lang not in self.languages:
+            return self._passthrough(q, lang, f"language '{lang}' not in rerank.languages {list(self.languages)}",
+                                     candidates)
+        t0 = time.perf_counter()
+        pool, rest = list(candidates[: self.top_n]), list(candidates[self.top_n:])
+        excluded: list[Excluded] = []
+        keep: list[Candidate] = []
+        for c in pool:
+            if not c.chunk.text.strip():
+                excluded.append(Excluded(c.chunk.evidence_id, "empty_text"))
+            elif not math.isfinite(c.score):
+                excluded.append(Excluded(c.chunk.evidence_id, "non_finite_fused_score"))
+            else:
+                keep.append(c)
+        logits, lengths = self.scorer.score(q, [c.chunk.evidence_id for c in keep], [c.chunk.text for c in keep])
+        t1 = time.perf_counter()
+        finite = np.isfinite(logits)
+        for c, ok in zip(keep, finite):
+            if not ok:
+                excluded.append(Excluded(c.chunk.evidence_id, "non_finite_model_score"))
+        keep = [c for c, ok in zip(keep, finite) if ok]
+        lengths = [n for n, ok in zip(lengths, finite) if ok]
+        logits = logits[finite]
+        fused = np.array([c.score for c in keep], dtype=np.float64)
+        w = self.blend_weight
+        blend = w * _z(logits) + (1 - w) * _z(fused) if len(keep) else np.zeros(0)
+        cal = self.calibration
+        max_len = self.scorer.max_length or 512
+        order = sorted(range(len(keep)), key=lambda i: (-blend[i], keep[i].chunk.evidence_id))
+        ranked = [RankedCandidate(keep[i], r + 1, float(blend[i]), float(logits[i]), cal.probability(float(logits[i])),
+                                  lengths[i], lengths[i] > max_len) for r, i in enumerate(order)]
+        start, floor = len(ranked), (float(blend.min()) if len(blend) else 0.0) - 1.0
+        ranked += [RankedCandidate(c, start + j + 1, floor - j, None, None) for j, c in enumerate(rest)]
+        if excluded:
+            logger.warning("rerank excluded %d candidates: %s", len(excluded), sorted({e.reason for e in excluded}))
+        timings = {"rerank": (t1 - t0) * 1e3, "rerank_total": (time.perf_counter() - t0) * 1e3}
+        return RerankResult(q, lang, True, "", self.model_id, tuple(ranked), tuple(excluded), cal.calibrated, timings)
+
+
+def reranked_candidates(result: RerankResult) -> tuple[Candidate, ...]:
+    """The candidates in reranked order, each carrying its rerank rank and ordering score."""
+    return tuple(replace(rc.candidate, rank=rc.rank) for rc in result.candidates)
