@@ -1,4 +1,4 @@
-"""Command line: ``rag index | search | eval-retrieval | demo``."""
+"""Command line: ``rag index | search | context | eval-retrieval | train-reranker | calibrate | eval-abstention | demo``."""
 from __future__ import annotations
 
 import argparse
@@ -189,7 +189,14 @@ def cmd_eval_retrieval(args) -> int:
             bars[stage].refresh()
 
     try:
-        res = evaluate_retrieval(p, args.dataset, args.split, max_queries=args.max_queries, progress=progress)
+        qf = None
+        if args.holdout:
+            from rag.rerank_train import in_holdout
+
+            name = Path(args.dataset).name
+            qf = lambda q: in_holdout(name, q, args.holdout)  # noqa: E731
+        res = evaluate_retrieval(p, args.dataset, args.split, max_queries=args.max_queries, progress=progress,
+                                 rerank=not args.no_rerank, query_filter=qf)
     finally:
         for b in bars.values():
             b.close()
@@ -199,6 +206,94 @@ def cmd_eval_retrieval(args) -> int:
     print(f"{'':10}" + "".join(f"{n:>12}" for n in names))
     for r, m in res.metrics.items():
         print(f"{r:10}" + "".join(f"{m[n]:>12.4f}" for n in names))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {args.json}")
+    return 0
+
+
+def _progress_bars():
+    from tqdm import tqdm
+
+    bars: dict[str, tqdm] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage not in bars:
+            bars[stage] = tqdm(total=total or None, desc=stage, file=sys.stderr, disable=None, dynamic_ncols=True)
+        bars[stage].n = done
+        bars[stage].refresh()
+    return progress, bars
+
+
+def cmd_train_reranker(args) -> int:
+    from rag.rerank_train import load_groups, load_train_config, mine_groups, save_groups, train, write_model_card
+
+    cfg = load_train_config(args.config)
+    progress, bars = _progress_bars()
+    cache = Path(".rag/train") / cfg.name / "groups.jsonl"
+    try:
+        if cache.is_file():
+            groups = load_groups(cache)
+            print(f"reusing {len(groups)} mined training groups from {cache}")
+        else:
+            groups = mine_groups(cfg, progress)
+            save_groups(groups, cache)
+        report = train(cfg, groups, progress)
+    finally:
+        for b in bars.values():
+            b.close()
+    metrics = {}
+    if args.eval_dataset:
+        from rag.config import load_config
+        from rag.evaluation import evaluate_retrieval
+        from rag.pipeline import Pipeline
+        from rag.rerank_train import in_holdout
+
+        pc = load_config(args.eval_config).with_overrides({"rerank.model": str(report.output.resolve())})
+        name = Path(args.eval_dataset).name
+        res = evaluate_retrieval(Pipeline(pc), args.eval_dataset, "train",
+                                 query_filter=lambda q: in_holdout(name, q, args.eval_holdout))
+        metrics = {f"{name}_heldout_{k}": dict(v) for k, v in res.metrics.items() if k in ("hybrid", "rerank")}
+        metrics["n_queries"] = res.n_queries
+    card = write_model_card(cfg, report, groups, metrics)
+    print(f"trained {report.steps} steps on {report.groups} groups in {report.seconds / 60:.1f} min "
+          f"({report.pairs_per_second:.1f} pairs/s) -> {report.output}\nmodel card: {card}")
+    return 0
+
+
+def _scored(args):
+    from rag.abstention import load_labelled, score_questions
+
+    p = _pipeline(args)
+    items = load_labelled(args.dataset, args.split, args.max_questions)
+    progress, bars = _progress_bars()
+    try:
+        return p, score_questions(p, items, progress)
+    finally:
+        for b in bars.values():
+            b.close()
+
+
+def cmd_calibrate(args) -> int:
+    from rag.abstention import calibrate, write_calibrated_config
+
+    p, scored = _scored(args)
+    report_dir = Path(args.report or f"results/calibrate-{Path(args.config).stem}-{Path(args.dataset).stem}")
+    rep = calibrate(p, scored, args.target_precision, report_dir, dataset=str(args.dataset), split=args.split)
+    out = Path(args.out) if args.out else Path(args.config).with_suffix(".calibrated.yaml")
+    write_calibrated_config(Path(args.config), out, rep.config_updates)
+    print(json.dumps(rep.summary, indent=2, ensure_ascii=False))
+    print(f"wrote {out} and {report_dir}/(calibration.json, risk_coverage.png, histograms.png)")
+    return 0
+
+
+def cmd_eval_abstention(args) -> int:
+    from rag.abstention import evaluate_abstention
+
+    p, scored = _scored(args)
+    out = evaluate_abstention(p, scored)
+    print(json.dumps(out, indent=2, ensure_ascii=False))
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -285,8 +380,39 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--config", default="configs/en.yaml")
     s.add_argument("--json", help="write the result JSON here")
     s.add_argument("--max-queries", type=int, default=None)
+    s.add_argument("--holdout", type=int, default=0, metavar="PERCENT",
+                   help="only the queries a training config with this holdout_percent kept out of training")
+    s.add_argument("--no-rerank", action="store_true", help="skip the 'rerank' entry")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     s.set_defaults(func=cmd_eval_retrieval)
+
+    s = sub.add_parser("train-reranker", help="fine-tune a cross-encoder reranker from a training config")
+    s.add_argument("--config", required=True, help="e.g. configs/reranker/minilm-listwise.yaml")
+    s.add_argument("--eval-dataset", default=None, help="BEIR folder whose held-out queries go in the model card")
+    s.add_argument("--eval-config", default="configs/en.yaml")
+    s.add_argument("--eval-holdout", type=int, default=40)
+    s.set_defaults(func=cmd_train_reranker)
+
+    s = sub.add_parser("calibrate", help="fit the gate threshold for a target precision on labelled questions")
+    s.add_argument("--dataset", required=True, help="NoMIRACL-style JSONL or SQuAD 2.0 JSON")
+    s.add_argument("--config", required=True)
+    s.add_argument("--target-precision", type=float, required=True)
+    s.add_argument("--split", default="all", choices=["all", "calib", "eval"],
+                   help="calib/eval: a fixed 50/50 split of the questions (fit on calib, report on eval)")
+    s.add_argument("--max-questions", type=int, default=None)
+    s.add_argument("--out", default=None, help="config to write (default: CONFIG with .calibrated.yaml)")
+    s.add_argument("--report", default=None, help="folder for the JSON and PNGs (default results/calibrate-NAME)")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    s.set_defaults(func=cmd_calibrate)
+
+    s = sub.add_parser("eval-abstention", help="rerank each question's own passages and apply the gate")
+    s.add_argument("--dataset", required=True, help="NoMIRACL-style JSONL or SQuAD 2.0 JSON")
+    s.add_argument("--config", required=True)
+    s.add_argument("--split", default="all", choices=["all", "calib", "eval"])
+    s.add_argument("--max-questions", type=int, default=None)
+    s.add_argument("--json", default=None, help="write the result JSON here")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    s.set_defaults(func=cmd_eval_abstention)
 
     s = sub.add_parser("demo", help="index the bundled demo corpus and run its questions")
     s.add_argument("--config", default=DEFAULT_CONFIG)
@@ -299,8 +425,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     level = logging.WARNING - 10 * min(args.verbose, 2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-    # bm25s sets its own logger to DEBUG; keep it at our level.
-    logging.getLogger("bm25s").setLevel(max(level, logging.INFO) if args.verbose < 2 else logging.DEBUG)
+    # bm25s sets its own logger to DEBUG when it is imported (lazily, later): filter at the handler.
+    for h in logging.getLogger().handlers:
+        h.setLevel(level)
     try:
         return args.func(args)
     except RagError as exc:

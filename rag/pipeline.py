@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -10,13 +11,15 @@ from rag.context import ContextPolicy, Evidence
 from rag.chunking import Chunker
 from rag.config import RagConfig, load_config
 from rag.embedders import CachedEmbedder, Embedder, EmbeddingCache, make_embedder
+from rag.gate import Gate, GateDecision
 from rag.errors import IndexMismatchError
 from rag.index import HybridIndex, IndexSettings, Progress, UpdateReport, build_index, index_exists
 from rag.loaders import check_unique, load_documents, load_guidelines
 from rag.prompting import DEFAULT_SYSTEM_PROMPT, Guideline, GuidelineSelector, Prompt, PromptBuilder, PromptSettings, Turn
+from rag.rerank import Calibration, CrossEncoderReranker, CrossEncoderScorer, RerankResult, reranked_candidates
 from rag.retrieval import HybridRetriever
 from rag.tokens import TiktokenCounter, make_counter
-from rag.types import Document, SearchResult
+from rag.types import Candidate, Document, SearchResult
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +37,7 @@ class Pipeline:
         self._embedder = embedder
         self._index: HybridIndex | None = None
         self._prompt_builder: PromptBuilder | None = None
+        self._reranker: CrossEncoderReranker | None = None
 
     @classmethod
     def from_config(cls, path: str | Path | None = None, **kwargs) -> "Pipeline":
@@ -133,6 +137,34 @@ class Pipeline:
     def search(self, query: str, candidates: int | None = None) -> SearchResult:
         return self.retriever.search(query, candidates)
 
+    # -- reranking and the gate ---------------------------------------------------
+    @property
+    def reranker(self) -> CrossEncoderReranker | None:
+        """The configured reranker (loaded lazily on first use), or None when disabled."""
+        r = self.config.rerank
+        if not r.enabled:
+            return None
+        if self._reranker is None:
+            model = r.model
+            if model != "default" and self.config.resolve(model).exists():
+                model = str(self.config.resolve(model))
+            cal = Calibration.load(self.config.resolve(r.calibration)) if r.calibration else None
+            self._reranker = CrossEncoderReranker(CrossEncoderScorer(model, r.max_length, r.batch_size), cal,
+                                                  top_n=r.top_n, blend_weight=r.blend_weight, languages=r.languages)
+        return self._reranker
+
+    @property
+    def gate(self) -> Gate:
+        return Gate(self.config.gate)
+
+    def retrieve(self, question: str, *, search: SearchResult | None = None) -> "Retrieved":
+        """Search, rerank (if enabled) and decide with the gate whether to answer."""
+        result = search if search is not None else self.search(question)
+        reranker = self.reranker
+        rr = reranker.rerank(question, result.candidates) if reranker is not None else None
+        candidates = reranked_candidates(rr) if rr is not None and rr.applied else result.candidates
+        return Retrieved(result, rr, candidates, self.gate.decide(result.candidates, rr))
+
     # -- context -----------------------------------------------------------------
     def guidelines(self) -> list[Guideline]:
         c = self.config.context
@@ -175,3 +207,19 @@ class Pipeline:
         result = search if search is not None else self.search(question)
         evidence = [Evidence.from_candidate(c) for c in result.candidates]
         return result, self.prompt_builder.build(question, evidence, history)
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """What :meth:`Pipeline.retrieve` found: the search, the rerank, the final order and the gate decision."""
+
+    search: SearchResult
+    rerank: RerankResult | None
+    candidates: tuple[Candidate, ...]
+    decision: GateDecision
+
+    def evidence(self) -> list[Evidence]:
+        """Candidates for the context builder, scored by their final (reranked) order."""
+        if self.rerank is not None and self.rerank.applied:
+            return [Evidence.from_candidate(rc.candidate, rc.score) for rc in self.rerank.candidates]
+        return [Evidence.from_candidate(c) for c in self.candidates]

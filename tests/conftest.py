@@ -21,6 +21,7 @@ def write_config(tmp_path: Path, **sections) -> Path:
         "bm25": {"analyzer": "korean_bigram"},
         "embedding": {"backend": "hashing", "dim": 128, "cache_dir": str(tmp_path / "cache")},
         "retrieval": {"candidates": 10},
+        "rerank": {"enabled": False},  # unit tests run without a model; tests/models turn it on
     }
     for k, v in sections.items():
         cfg[k] = {**cfg.get(k, {}), **v}
@@ -40,3 +41,12 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"evaluation data not found at {SHARED_DATA} (only present in the development workspace)")
     return SHARED_DATA
+
+
+@pytest.fixture
+def fake_llm():
+    """A scripted OpenAI-compatible server on 127.0.0.1 (see tests/fakes.py)."""
+    from tests.fakes import FakeChatServer
+
+    with FakeChatServer() as srv:
+        yield srv

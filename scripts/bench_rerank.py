@@ -1,0 +1,138 @@
+"""Rerank latency on CPU: p50/p95 per query for 10/30/50 candidates, and pairs/s.
+
+Compares the committed fp16-stored checkpoint run in fp32 (the default) with a dynamically
+int8-quantized copy (torch.ao quantize_dynamic on the Linear layers) side by side in one
+run, and checks the int8 copy's quality on SciFact held-out queries when the data is there.
+Prints a table and writes results/bench_rerank.json.
+
+    python scripts/bench_rerank.py [--repeats 15] [--threads 2]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rag.rerank import CrossEncoderReranker, CrossEncoderScorer  # noqa: E402
+from rag.types import Candidate, Chunk  # noqa: E402
+
+SIZES = (10, 30, 50)
+
+
+def passages(n: int, seed: int) -> list[Candidate]:
+    """Realistic passages: SciFact abstracts when the data is present, else synthetic text."""
+    corpus = Path(__file__).resolve().parents[2] / "shared/data/scifact/corpus.jsonl"
+    rng = np.random.default_rng(seed)
+    if corpus.is_file():
+        rows = [json.loads(line) for _, line in zip(range(2000), open(corpus, encoding="utf-8"))]
+        texts = [f"{r['title']}\n\n{r['text']}" for r in rows]
+    else:
+        words = "cell protein gene patients risk increased study trial effect dose cancer model".split()
+        texts = [" ".join(rng.choice(words, 150)) for _ in range(500)]
+    pick = rng.choice(len(texts), n, replace=False)
+    return [Candidate(Chunk(f"p{i}:1:0", f"p{i}", "1", 0, texts[j], 0, len(texts[j])), 1.0 / (i + 1), i + 1, ())
+            for i, j in enumerate(pick)]
+
+
+def quantized(scorer: CrossEncoderScorer) -> CrossEncoderScorer:
+    import torch
+
+    q = CrossEncoderScorer(scorer.model, scorer.max_length, scorer.batch_size, cache_size=0)
+    ce = q._load()
+    hf = ce[0].auto_model if hasattr(ce[0], "auto_model") else ce.model
+    qmodel = torch.ao.quantization.quantize_dynamic(hf, {torch.nn.Linear}, dtype=torch.qint8)
+    if hasattr(ce[0], "auto_model"):
+        ce[0].auto_model = qmodel
+    else:
+        ce.model = qmodel
+    return q
+
+
+def bench(name: str, scorer: CrossEncoderScorer, repeats: int) -> list[dict]:
+    rows = []
+    r = CrossEncoderReranker(scorer, top_n=50)
+    r.rerank("warm up query", passages(4, 0))
+    for n in SIZES:
+        times = []
+        for rep in range(repeats):
+            cands = passages(n, 100 + rep)
+            t0 = time.perf_counter()
+            r.rerank(f"query {rep}: does vitamin d reduce fracture risk in older adults", cands)
+            times.append(time.perf_counter() - t0)
+        p50 = statistics.median(times)
+        p95 = float(np.percentile(times, 95))
+        rows.append({"backend": name, "candidates": n, "p50_ms": round(p50 * 1e3, 1), "p95_ms": round(p95 * 1e3, 1),
+                     "pairs_per_s": round(n / p50, 1)})
+    return rows
+
+
+def quality(scorer_fp32, scorer_int8, max_queries: int) -> dict | None:
+    data = Path(__file__).resolve().parents[2] / "shared/data/scifact"
+    if not data.is_dir():
+        return None
+    from rag.config import load_config
+    from rag.loaders import load_beir
+    from rag.metrics import dedupe_docs, ndcg_at_k
+    from rag.pipeline import Pipeline
+    from rag.rerank_train import in_holdout
+    from rag.retrieval import HybridRetriever
+
+    ds = load_beir(data, "train")
+    pipe = Pipeline(load_config("configs/en.yaml"))
+    index = pipe.new_index(ds.corpus)
+    retr = HybridRetriever(index, pipe.embedder, pipe.config.retrieval)
+    qids = [q for q in sorted(ds.qrels) if in_holdout(ds.name, q, 40)][:max_queries]
+    out = {"n_queries": len(qids)}
+    rerankers = {"fp32": CrossEncoderReranker(scorer_fp32, top_n=30), "int8": CrossEncoderReranker(scorer_int8, top_n=30)}
+    scores = {k: [] for k in rerankers}
+    for q in qids:
+        t = ds.queries[q]
+        fused = retr.fuse(t, index.search_bm25(t, 100), index.search_dense(pipe.embedder.embed_queries([t])[0], 100), 30)
+        for k, r in rerankers.items():
+            res = r.rerank(t, fused.candidates)
+            scores[k].append(ndcg_at_k(dedupe_docs([c.candidate.chunk.document_id for c in res.candidates]), ds.qrels[q], 10))
+    out.update({f"ndcg@10_{k}": round(float(np.mean(v)), 4) for k, v in scores.items()})
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--quality-queries", type=int, default=150)
+    ap.add_argument("--out", default="results/bench_rerank.json")
+    args = ap.parse_args()
+    import torch
+
+    torch.set_num_threads(args.threads)
+    fp32 = CrossEncoderScorer("default", batch_size=32, cache_size=0)
+    int8 = quantized(fp32)
+    rows = []
+    for rep in range(2):  # interleave the backends so machine noise hits both
+        rows += [dict(r, round=rep) for r in bench("fp32", fp32, args.repeats)]
+        rows += [dict(r, round=rep) for r in bench("int8-dynamic", int8, args.repeats)]
+    final = [r for r in rows if r["round"] == 1]
+    print(f"{'backend':>14} {'cands':>6} {'p50 ms':>8} {'p95 ms':>8} {'pairs/s':>8}")
+    for r in final:
+        print(f"{r['backend']:>14} {r['candidates']:>6} {r['p50_ms']:>8} {r['p95_ms']:>8} {r['pairs_per_s']:>8}")
+    fp32.cache_size = int8.cache_size = 100_000
+    q = quality(fp32, int8, args.quality_queries)
+    if q:
+        print("quality on SciFact held-out queries:", q)
+    out = {"threads": args.threads, "repeats": args.repeats, "max_length": fp32.max_length, "rows": final,
+           "quality": q, "model": fp32.model_id}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

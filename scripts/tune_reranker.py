@@ -1,0 +1,94 @@
+"""Tune the reranker's blend weight and fit its Platt calibration on development queries.
+
+Development data = MS MARCO (en) queries that the training run did not use (read from the
+mined training groups), never the SciFact held-out queries the README reports on.
+Writes ``calibration.json`` beside the model and ``results/tune_reranker.json``.
+
+    python scripts/tune_reranker.py --model rag/_models/reranker-minilm \
+        --groups .rag/train/reranker-minilm-listwise/groups.jsonl --queries 400
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rag.config import load_config  # noqa: E402
+from rag.loaders import load_beir  # noqa: E402
+from rag.metrics import dedupe_docs, ndcg_at_k  # noqa: E402
+from rag.pipeline import Pipeline  # noqa: E402
+from rag.rerank import CrossEncoderReranker, CrossEncoderScorer, fit_platt  # noqa: E402
+from rag.retrieval import HybridRetriever  # noqa: E402
+
+WEIGHTS = (0.0, 0.25, 0.4, 0.5, 0.6, 0.75, 1.0)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="rag/_models/reranker-minilm")
+    ap.add_argument("--dataset", default="../shared/data/msmarco/en")
+    ap.add_argument("--split", default="test")
+    ap.add_argument("--config", default="configs/en.yaml")
+    ap.add_argument("--groups", required=True, help="the training run's groups.jsonl (its queries are excluded)")
+    ap.add_argument("--queries", type=int, default=400)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--out", default="results/tune_reranker.json")
+    args = ap.parse_args()
+
+    ds = load_beir(args.dataset, args.split)
+    used = {json.loads(line)["query_id"] for line in open(args.groups, encoding="utf-8")
+            if json.loads(line)["source"] == ds.name}
+    pool = sorted(q for q in ds.qrels if q not in used)
+    random.Random(args.seed).shuffle(pool)
+    qids = sorted(pool[: args.queries])
+    pipe = Pipeline(load_config(args.config).with_overrides({"rerank.model": str(Path(args.model).resolve())}))
+    index = pipe.new_index(ds.corpus)
+    retr = HybridRetriever(index, pipe.embedder, pipe.config.retrieval)
+    scorer = CrossEncoderScorer(str(Path(args.model).resolve()), batch_size=32)
+    rerankers = {w: CrossEncoderReranker(scorer, top_n=30, blend_weight=w) for w in WEIGHTS}
+    qvecs = pipe.embedder.embed_queries([ds.queries[q] for q in qids])
+    ndcg = {w: [] for w in WEIGHTS}
+    ndcg["hybrid"] = []
+    logits, labels = [], []
+    t0 = time.perf_counter()
+    for i, q in enumerate(qids):
+        text = ds.queries[q]
+        fused = retr.fuse(text, index.search_bm25(text, 100), index.search_dense(qvecs[i], 100), candidates=30)
+        rels = ds.qrels[q]
+        ndcg["hybrid"].append(ndcg_at_k(dedupe_docs([c.chunk.document_id for c in fused.candidates]), rels, 10))
+        for w, r in rerankers.items():  # the scorer caches logits, so each extra weight is free
+            res = r.rerank(text, fused.candidates)
+            ndcg[w].append(ndcg_at_k(dedupe_docs([c.candidate.chunk.document_id for c in res.candidates]), rels, 10))
+        for rc in res.candidates:
+            if rc.logit is not None:
+                logits.append(rc.logit)
+                labels.append(int(rels.get(rc.candidate.chunk.document_id, 0) > 0))
+        if (i + 1) % 50 == 0:
+            print(f"{i + 1}/{len(qids)} queries ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+    means = {str(k): round(float(np.mean(v)), 4) for k, v in ndcg.items()}
+    best = max(WEIGHTS, key=lambda w: (means[str(w)], -abs(w - 0.5)))
+    cal = fit_platt(logits, labels, fitted_on=f"{ds.name} {len(qids)} queries unused in training, hybrid top-30 pairs")
+    cal.save(Path(args.model) / "calibration.json")
+    print(f"{'blend weight':>14} {'nDCG@10':>8}")
+    for k, v in means.items():
+        print(f"{k:>14} {v:>8.4f}")
+    print(f"best blend weight: {best}; Platt a={cal.a:.4f} b={cal.b:.4f} on {cal.n} pairs "
+          f"({sum(labels)} relevant)")
+    out = {"dataset": ds.name, "n_queries": len(qids), "ndcg@10": means, "best_blend_weight": best,
+           "platt": {"a": cal.a, "b": cal.b, "n": cal.n, "positives": int(sum(labels))},
+           "model": str(args.model), "config_hash": pipe.config.hash, "embedding_model": pipe.embedder.model_id}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {args.out} and {Path(args.model) / 'calibration.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

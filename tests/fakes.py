@@ -1,0 +1,133 @@
+"""Test fakes, in one place.
+
+:class:`FakeChatServer` is a real HTTP server on 127.0.0.1 (stdlib only) that speaks
+enough of the OpenAI Chat Completions API for the real ``openai`` client. Each test
+scripts the replies it wants; the server records every request body it received.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted reply: a chat completion with ``content``, or an HTTP error, after ``delay_s``."""
+
+    content: str | None = None
+    status: int = 200
+    delay_s: float = 0.0
+    body: str | None = None  # raw body, overrides the chat completion envelope
+    prompt_tokens: int = 50
+    completion_tokens: int = 20
+
+
+def completion_body(content: str, model: str = "fake-model", prompt_tokens: int = 50,
+                    completion_tokens: int = 20) -> str:
+    return json.dumps({
+        "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
+    })
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # a handler still sleeping for a timeout test must not block teardown
+
+    def handle_error(self, request, client_address) -> None:  # client gone after a timeout: fine
+        pass
+
+
+class FakeChatServer:
+    """``with FakeChatServer() as srv: srv.script(Reply(...), ...); srv.base_url``."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        self._replies: list[Reply] = []
+        self._lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # keep test output clean
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server API
+                length = int(self.headers.get("Content-Length", "0"))
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    body = {"_unparsed": raw.decode("utf-8", "replace")}
+                with outer._lock:
+                    outer.requests.append({"path": self.path, "body": body,
+                                           "authorization": self.headers.get("Authorization", "")})
+                    reply = outer._replies.pop(0) if outer._replies else Reply(status=500, body='{"error": '
+                                                                              '{"message": "script exhausted"}}')
+                if reply.delay_s:
+                    time.sleep(reply.delay_s)
+                if reply.body is not None:
+                    payload = reply.body
+                elif reply.status == 200:
+                    payload = completion_body(reply.content or "", prompt_tokens=reply.prompt_tokens,
+                                              completion_tokens=reply.completion_tokens)
+                else:
+                    payload = json.dumps({"error": {"message": f"scripted HTTP {reply.status}", "type": "server"}})
+                data = payload.encode()
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:
+                    pass
+
+        self._server = _Server(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def script(self, *replies: Reply) -> "FakeChatServer":
+        with self._lock:
+            self._replies.extend(replies)
+        return self
+
+    def __enter__(self) -> "FakeChatServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class FakeScorer:
+    """A deterministic stand-in for :class:`rag.rerank.CrossEncoderScorer`: the logit is the
+    number of query words found in the passage (minus a length penalty). Records each call."""
+
+    model_id = "fake-scorer"
+    path = None
+
+    def __init__(self, max_length: int = 64, nan_for: tuple[str, ...] = ()) -> None:
+        self.max_length = max_length
+        self.nan_for = nan_for
+        self.calls: list[tuple[str, tuple[str, ...]]] = []
+
+    def score(self, query, keys, texts):
+        import numpy as np
+
+        self.calls.append((query, tuple(keys)))
+        words = set(query.lower().split())
+        out = []
+        for k, t in zip(keys, texts):
+            tw = t.lower().split()
+            out.append(float("nan") if k in self.nan_for else sum(w in words for w in set(tw)) - 0.001 * len(tw))
+        return np.asarray(out, dtype=np.float64), [len(query.split()) + len(t.split()) for t in texts]
