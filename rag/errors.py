@@ -78,3 +78,33 @@ def missing_dependency(package: str, extra: str, purpose: str) -> DependencyErro
         f"{purpose} needs the '{package}' package, which is not installed. "
         f"Install it with: pip install 'rag[{extra}]'  (or: pip install {package})"
     )
+
+
+class GenerationError(RagError):
+    """The answer generator failed (transport, server or configuration problem)."""
+
+
+class MissingApiKeyError(GenerationError):
+    """The environment variable named by ``generation.api_key_env`` is not set for a remote server."""
+
+
+class GenerationTimeoutError(GenerationError):
+    """The generation server did not answer within ``generation.timeout_s`` (after retries)."""
+
+
+class GenerationServerError(GenerationError):
+    """The generation server kept failing (429, 5xx or connection errors) after the configured retries."""
+
+
+class CitationError(RagError):
+    """An answer's citations or its citation contract could not be verified."""
+
+
+class AnswerContractError(CitationError):
+    """Every attempt broke the answer contract; carries the per-attempt records.
+
+    Raised only when ``generation.on_failure`` is ``"error"``."""
+
+    def __init__(self, message: str, attempts: tuple = ()) -> None:
+        super().__init__(message)
+        self.attempts = attempts

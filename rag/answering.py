@@ -1,0 +1,217 @@
+"""The regeneration loop: generate, validate, and on a contract failure ask again with the
+exact violations, at most ``max_attempts`` times.
+
+After the last failed attempt the result follows ``on_failure``: ``"insufficient_evidence"``
+returns an abstention with reason ``validation_failed``; ``"error"`` raises
+:class:`~rag.errors.AnswerContractError` carrying every attempt. An answer whose citations
+did not validate is never returned. Transport failures (timeouts, a server that keeps
+failing) raise :class:`~rag.errors.GenerationError` subclasses: they are not contract
+failures, and retrying them is the generator's job.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
+
+from rag.errors import AnswerContractError, InputError
+from rag.generation import (
+    FORMAT_INSTRUCTION,
+    GenerationOutput,
+    GenerationRequest,
+    Generator,
+    TokenUsage,
+    answer_json_schema,
+)
+from rag.prompting import Message, Prompt
+from rag.validation import (
+    CitationValidator,
+    ResolvedCitation,
+    ValidationReport,
+    Violation,
+)
+
+if TYPE_CHECKING:
+    from rag.config import GenerationConfig
+
+logger = logging.getLogger(__name__)
+
+MAX_LISTED_VIOLATIONS = 12
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    max_attempts: int = 3
+    on_failure: Literal["error", "insufficient_evidence"] = "insufficient_evidence"
+    format_instruction: bool = True  # append FORMAT_INSTRUCTION as a final user message
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts}")
+        if self.on_failure not in ("error", "insufficient_evidence"):
+            raise ValueError(f"on_failure must be error or insufficient_evidence, got {self.on_failure!r}")
+
+    @classmethod
+    def from_config(cls, c) -> LoopSettings:  # c: rag.config.GenerationConfig
+        return cls(c.max_attempts, c.on_failure)
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    attempt: int
+    generator: str
+    raw_text: str
+    status: str | None  # the payload's status, None when it did not parse
+    violations: tuple[Violation, ...]
+    usage: TokenUsage
+    generation_s: float
+    validation_s: float
+    transport_retries: int
+    finish_reason: str | None
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+@dataclass(frozen=True)
+class AnswerOutcome:
+    status: Literal["answered", "insufficient_evidence"]
+    answer: str
+    citations: tuple[ResolvedCitation, ...]
+    reason: str  # "validated", "model_abstained", "validation_failed", "no_context"
+    attempts: tuple[AttemptRecord, ...]
+    usage: TokenUsage
+    latency_s: float
+    report: ValidationReport | None  # the last attempt's report
+
+    @property
+    def violations(self) -> tuple[Violation, ...]:
+        """The violations of the last attempt (empty when it validated)."""
+        return self.attempts[-1].violations if self.attempts else ()
+
+
+def question_of(prompt: Prompt) -> str:
+    """The question of a prompt built by :class:`~rag.prompting.PromptBuilder` (final user turn)."""
+    last = prompt.messages[-1].content if prompt.messages else ""
+    head, sep, _ = last.partition("\n\nSOURCES\n")
+    if not sep or not head.startswith("QUESTION\n"):
+        raise InputError("cannot find the question in the prompt's last message; pass question= explicitly")
+    return head[len("QUESTION\n"):]
+
+
+def feedback_message(violations: Sequence[Violation], source_ids: Sequence[str]) -> Message:
+    shown = list(violations[:MAX_LISTED_VIOLATIONS])
+    lines = [f"- {v.describe()}" for v in shown]
+    if len(violations) > len(shown):
+        lines.append(f"- … and {len(violations) - len(shown)} more")
+    ids = ", ".join(source_ids) if source_ids else "(none)"
+    return Message("user", "Your previous reply was rejected by the server for these reasons:\n" + "\n".join(lines)
+                   + f"\nReply again with a corrected JSON object. Valid source ids: {ids}. Every sentence needs a "
+                   "[S#] marker, every quote must be copied exactly from its source, and if the sources do not "
+                   "answer the question use status insufficient_evidence with no citations.")
+
+
+def build_request(prompt: Prompt, attempt: int, violations: Sequence[Violation], question: str,
+                  settings: LoopSettings) -> GenerationRequest:
+    ids = tuple(prompt.source_map)
+    messages = list(prompt.messages)
+    if settings.format_instruction:
+        messages.append(Message("user", FORMAT_INSTRUCTION))
+    if violations:
+        messages.append(feedback_message(violations, ids))
+    return GenerationRequest(tuple(messages), answer_json_schema(ids), attempt, tuple(violations), question,
+                             prompt.bundle)
+
+
+class _Loop:
+    """Shared bookkeeping of the sync and async loops."""
+
+    def __init__(self, prompt: Prompt, generator: Generator, validator: CitationValidator,
+                 settings: LoopSettings | GenerationConfig, question: str | None) -> None:
+        self.prompt = prompt
+        self.generator = generator
+        self.validator = validator
+        self.settings = settings if isinstance(settings, LoopSettings) else LoopSettings.from_config(settings)
+        self.question = question if question is not None else question_of(prompt)
+        self.records: list[AttemptRecord] = []
+        self.t0 = time.perf_counter()
+        self.last_report: ValidationReport | None = None
+
+    def request(self) -> GenerationRequest:
+        prev = self.records[-1].violations if self.records else ()
+        return build_request(self.prompt, len(self.records) + 1, prev, self.question, self.settings)
+
+    def record(self, out: GenerationOutput) -> AnswerOutcome | None:
+        """Validate one output; return the outcome when the loop is done, else None."""
+        if out.payload is not None:
+            report = self.validator.validate(out.payload, self.prompt.source_map)
+        else:
+            report = self.validator.validate(out.raw_text, self.prompt.source_map)
+        if report.status is None and out.finish_reason == "length":
+            cut = Violation("invalid_json", "the reply was cut off at the token limit before the JSON object was "
+                            "complete; write a shorter answer with fewer, shorter citations")
+            report = replace(report, violations=(cut, *report.violations))
+        self.last_report = report
+        n = len(self.records) + 1
+        self.records.append(AttemptRecord(n, getattr(self.generator, "name", type(self.generator).__name__),
+                                          out.raw_text, report.status, report.violations, out.usage, out.latency_s,
+                                          report.latency_s, out.transport_retries, out.finish_reason))
+        if report.ok:
+            reason = "validated" if report.status == "answered" else "model_abstained"
+            logger.info("answer attempt %d: %s", n, reason)
+            return self._outcome(report.status, report.answer, report.resolved, reason)
+        logger.info("answer attempt %d/%d rejected: %s", n, self.settings.max_attempts, ", ".join(report.codes))
+        repeated = len(self.records) >= 2 and self.records[-2].raw_text == out.raw_text
+        if n >= self.settings.max_attempts or repeated:
+            if repeated:
+                logger.info("the generator repeated its rejected reply; stopping early")
+            return self._fail()
+        return None
+
+    def _outcome(self, status, answer: str, citations, reason: str) -> AnswerOutcome:
+        usage = TokenUsage()
+        for r in self.records:
+            usage = usage + r.usage
+        return AnswerOutcome(status, answer, tuple(citations), reason, tuple(self.records), usage,
+                             time.perf_counter() - self.t0, self.last_report)
+
+    def no_context(self) -> AnswerOutcome:
+        logger.info("no source blocks: insufficient evidence without calling the generator")
+        return self._outcome("insufficient_evidence", "", (), "no_context")
+
+    def _fail(self) -> AnswerOutcome:
+        last = self.records[-1]
+        if self.settings.on_failure == "error":
+            detail = "; ".join(v.describe() for v in last.violations[:5])
+            raise AnswerContractError(
+                f"no answer passed validation after {len(self.records)} attempts (last: {detail}). Check the "
+                "model and prompt, raise generation.max_attempts, or set generation.on_failure: "
+                "insufficient_evidence.", attempts=tuple(self.records))
+        return self._outcome("insufficient_evidence", "", (), "validation_failed")
+
+
+def generate_answer(prompt: Prompt, generator: Generator, validator: CitationValidator,
+                    settings: LoopSettings | GenerationConfig, *, question: str | None = None) -> AnswerOutcome:
+    """Generate and validate with bounded regeneration. See the module docstring for the contract."""
+    loop = _Loop(prompt, generator, validator, settings, question)
+    if not prompt.bundle.blocks:
+        return loop.no_context()
+    while True:
+        done = loop.record(generator.generate(loop.request()))
+        if done is not None:
+            return done
+
+
+async def agenerate_answer(prompt: Prompt, generator: Generator, validator: CitationValidator,
+                           settings: LoopSettings | GenerationConfig, *, question: str | None = None) -> AnswerOutcome:
+    """Async twin of :func:`generate_answer`."""
+    loop = _Loop(prompt, generator, validator, settings, question)
+    if not prompt.bundle.blocks:
+        return loop.no_context()
+    while True:
+        done = loop.record(await generator.agenerate(loop.request()))
+        if done is not None:
+            return done

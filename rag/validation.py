@@ -1,0 +1,324 @@
+"""Server-side validation of a generated answer against the prompt's source map.
+
+Checks, in order (every failure is a typed :class:`Violation`, nothing is silently dropped):
+
+1. schema: the raw text parses as JSON and matches :class:`~rag.generation.AnswerPayload`;
+2. status contract: ``insufficient_evidence`` carries no citations or markers, ``answered``
+   has a non-empty answer and at least one citation;
+3. source ids: every citation and every ``[S#]`` marker names a block of this prompt;
+4. sentence coverage (seed 001): every answer sentence carries at least one valid marker,
+   and every id a sentence uses has a citation entry;
+5. quotes (seed 002): each quote occurs in its cited block after NFKC and whitespace
+   normalization;
+6. support: each cited sentence, and each citation's claim, reaches the support threshold
+   against its blocks (lexical term recall and/or an injected embedder's cosine);
+7. no URL in the answer, a claim or a quote (the server's links come from the source map only).
+
+Citations are resolved only from the source map: a URL or name the model writes never
+becomes a link.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+
+from rag.context import ContextBlock
+from rag.generation import AnswerPayload, parse_payload
+from rag.text import (
+    answer_sentences,
+    content_terms,
+    find_urls,
+    lexical_support,
+    marker_ids,
+    quote_found,
+    strip_markers,
+)
+
+if TYPE_CHECKING:
+    from rag.config import ValidationConfig
+    from rag.embedders import Embedder
+
+logger = logging.getLogger(__name__)
+
+ViolationCode = Literal[
+    "invalid_json", "schema", "status_contract", "empty_answer", "unknown_source", "unknown_marker",
+    "missing_marker", "marker_without_citation", "citation_not_referenced", "missing_quote", "quote_not_found",
+    "unsupported_claim", "unsupported_sentence", "url_in_answer",
+]
+
+
+@dataclass(frozen=True)
+class Violation:
+    code: ViolationCode
+    message: str
+    source_id: str | None = None
+    sentence: str | None = None
+
+    def describe(self) -> str:
+        return f"[{self.code}] {self.message}"
+
+
+@dataclass(frozen=True)
+class CitationCheck:
+    index: int  # position in the payload's citations
+    source_id: str
+    known: bool
+    claim: str
+    quote: str
+    quote_found: bool
+    support: float  # the score the decision used (lexical, embedding, or the max of both)
+    lexical_support: float
+    embedding_support: float | None
+    supported: bool
+
+
+@dataclass(frozen=True)
+class SentenceCheck:
+    index: int
+    text: str
+    source_ids: tuple[str, ...]  # every id its markers name
+    valid_ids: tuple[str, ...]  # those that exist in the source map
+    support: float | None  # against the union of its valid blocks; None without valid markers
+    supported: bool
+
+
+@dataclass(frozen=True)
+class ResolvedCitation:
+    """A citation as the server proves it: everything but ``claim`` and ``quote`` comes from the source map."""
+
+    source_id: str
+    evidence_id: str
+    document_id: str
+    document_version: str
+    uri: str
+    title: str
+    page: int | None
+    start_char: int
+    end_char: int
+    claim: str
+    quote: str
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    status: Literal["answered", "insufficient_evidence"] | None  # None when the payload did not parse
+    answer: str
+    payload: AnswerPayload | None
+    violations: tuple[Violation, ...]
+    citations: tuple[CitationCheck, ...]
+    sentences: tuple[SentenceCheck, ...]
+    resolved: tuple[ResolvedCitation, ...]  # filled only when ``ok``
+    latency_s: float
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        return tuple(v.code for v in self.violations)
+
+
+@dataclass(frozen=True)
+class ValidationSettings:
+    support_method: Literal["lexical", "embedding", "max"] = "lexical"
+    support_threshold: float = 0.45
+    embedding_threshold: float = 0.75
+    require_quotes: bool = True
+    check_claims: bool = True
+    reject_urls: bool = True
+
+    @classmethod
+    def from_config(cls, c: ValidationConfig) -> ValidationSettings:
+        return cls(c.support_method, c.support_threshold, c.embedding_threshold, c.require_quotes, c.check_claims,
+                   c.reject_urls)
+
+
+def resolve(block: ContextBlock, claim: str, quote: str) -> ResolvedCitation:
+    return ResolvedCitation(block.source_id, block.evidence_id, block.document_id, block.document_version, block.uri,
+                            block.title, block.page, block.start_char, block.end_char, claim, quote)
+
+
+def _short(text: str, n: int = 160) -> str:
+    t = " ".join(text.split())
+    return t if len(t) <= n else t[:n - 1] + "…"
+
+
+class CitationValidator:
+    """Validates payloads against a source map. Stores settings only; the embedder is optional."""
+
+    def __init__(self, settings: ValidationSettings | ValidationConfig | None = None,
+                 embedder: Embedder | None = None) -> None:
+        if settings is None:
+            settings = ValidationSettings()
+        elif not isinstance(settings, ValidationSettings):
+            settings = ValidationSettings.from_config(settings)
+        if settings.support_method != "lexical" and embedder is None:
+            from rag.errors import ConfigError
+
+            raise ConfigError(f"validation.support_method={settings.support_method!r} needs an embedder; pass one "
+                              "or set support_method: lexical")
+        self.settings = settings
+        self.embedder = embedder
+
+    # -- support ---------------------------------------------------------------
+    def _cosines(self, claims: Sequence[str], passages: Sequence[str]) -> np.ndarray:
+        emb = self.embedder
+        assert emb is not None  # checked in __init__ for every method that embeds
+        q = np.asarray(emb.embed_queries(list(claims)), dtype=np.float32)
+        p = np.asarray(emb.embed_passages(list(passages)), dtype=np.float32)
+        q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
+        p /= np.maximum(np.linalg.norm(p, axis=1, keepdims=True), 1e-12)
+        return q @ p.T
+
+    def _decide(self, lex: float, emb: float | None) -> tuple[float, bool]:
+        s = self.settings
+        if s.support_method == "lexical":
+            return lex, lex >= s.support_threshold
+        e = -1.0 if emb is None else float(emb)
+        if s.support_method == "embedding":
+            return e, e >= s.embedding_threshold
+        return max(lex, e), lex >= s.support_threshold or e >= s.embedding_threshold
+
+    # -- main -------------------------------------------------------------------
+    def validate(self, payload: AnswerPayload | str, source_map: Mapping[str, ContextBlock]) -> ValidationReport:
+        t0 = time.perf_counter()
+        if isinstance(payload, str):
+            parsed = parse_payload(payload)
+            if parsed.payload is None:
+                code: ViolationCode = "invalid_json" if (parsed.error or "").startswith(("not valid JSON", "empty")) \
+                    else "schema"
+                v = Violation(code, f"the reply is not a valid answer object: {parsed.error}")
+                return ValidationReport(None, "", None, (v,), (), (), (), time.perf_counter() - t0)
+            payload = parsed.payload
+        s = self.settings
+        violations: list[Violation] = []
+        answer = payload.answer
+
+        if s.reject_urls:
+            fields = [("the answer", answer)] + [(f"citation {i + 1}", f"{c.claim} {c.quote}")
+                                                  for i, c in enumerate(payload.citations)]
+            for where, text in fields:
+                for url in find_urls(text):
+                    violations.append(Violation("url_in_answer", f"{where} contains the URL {url!r}; never write "
+                                                "URLs, cite sources with their [S#] ids only"))
+
+        if payload.status == "insufficient_evidence":
+            if payload.citations:
+                violations.append(Violation("status_contract", f"status is insufficient_evidence but "
+                                            f"{len(payload.citations)} citations were given; give none"))
+            if marker_ids(answer):
+                violations.append(Violation("status_contract", "status is insufficient_evidence but the answer "
+                                            f"carries source markers {list(marker_ids(answer))}; remove them"))
+            return self._report(payload, violations, (), (), source_map, t0)
+
+        if not answer.strip():
+            violations.append(Violation("empty_answer", "status is answered but the answer text is empty"))
+        if not payload.citations:
+            violations.append(Violation("status_contract", "status is answered but there are no citations; cite "
+                                        "the sources that support each sentence"))
+
+        # citations: known ids, quotes, claim support
+        cited_ids = {c.source_id for c in payload.citations}
+        checks: list[CitationCheck] = []
+        known_cites = [(i, c) for i, c in enumerate(payload.citations) if c.source_id in source_map]
+        emb_claims: dict[int, float] = {}
+        if s.support_method != "lexical" and known_cites and s.check_claims:
+            sims = self._cosines([c.claim for _, c in known_cites],
+                                 [source_map[c.source_id].text for _, c in known_cites])
+            emb_claims = {i: float(sims[k, k]) for k, (i, _) in enumerate(known_cites)}
+        for i, c in enumerate(payload.citations):
+            block = source_map.get(c.source_id)
+            if block is None:
+                violations.append(Violation("unknown_source", f"citation {i + 1} names {c.source_id!r}, which is "
+                                            f"not a source of this prompt (valid: {', '.join(source_map)})",
+                                            source_id=c.source_id))
+                checks.append(CitationCheck(i, c.source_id, False, c.claim, c.quote, False, 0.0, 0.0, None, False))
+                continue
+            found = quote_found(c.quote, block.text) if c.quote.strip() else False
+            if not c.quote.strip():
+                if s.require_quotes:
+                    violations.append(Violation("missing_quote", f"citation {i + 1} ({c.source_id}) has no quote; "
+                                                "copy a passage from that source exactly", source_id=c.source_id))
+            elif not found:
+                violations.append(Violation("quote_not_found", f"the quote of citation {i + 1} "
+                                            f"({_short(c.quote, 80)!r}) does not occur in {c.source_id}; copy it "
+                                            "exactly from that source", source_id=c.source_id))
+            lex = lexical_support(c.claim, block.text)
+            emb = emb_claims.get(i)
+            score, ok = self._decide(lex, emb) if s.check_claims else (lex, True)
+            if not ok:
+                violations.append(Violation("unsupported_claim", f"the claim of citation {i + 1} "
+                                            f"({_short(c.claim, 80)!r}) is not supported by {c.source_id} "
+                                            f"(support {score:.2f})", source_id=c.source_id))
+            checks.append(CitationCheck(i, c.source_id, True, c.claim, c.quote, found, score, lex, emb, ok))
+
+        # sentences: coverage and support
+        sentences = answer_sentences(answer)
+        sent_checks: list[SentenceCheck] = []
+        used_ids: set[str] = set()
+        to_embed: list[tuple[int, str, tuple[str, ...]]] = []
+        lex_of: dict[int, float] = {}
+        for k, sent in enumerate(sentences):
+            ids = marker_ids(sent.text)
+            valid = tuple(x for x in ids if x in source_map)
+            used_ids.update(valid)
+            for bad in (x for x in ids if x not in source_map):
+                violations.append(Violation("unknown_marker", f"sentence {k + 1} cites [{bad}], which is not a "
+                                            f"source of this prompt", source_id=bad, sentence=sent.text))
+            if not valid:
+                if not ids:
+                    violations.append(Violation("missing_marker", f"sentence {k + 1} has no [S#] marker: "
+                                                f"{_short(sent.text)!r}; end every sentence with the ids of its "
+                                                "sources", sentence=sent.text))
+                continue
+            for x in valid:
+                if x not in cited_ids:
+                    violations.append(Violation("marker_without_citation", f"sentence {k + 1} cites [{x}] but the "
+                                                f"citations list has no entry for {x}", source_id=x,
+                                                sentence=sent.text))
+            terms = frozenset().union(*(content_terms(source_map[x].text) for x in valid))
+            lex_of[k] = lexical_support(sent.text, terms)
+            to_embed.append((k, strip_markers(sent.text), valid))
+        emb_of: dict[int, float] = {}
+        if s.support_method != "lexical" and to_embed:
+            blocks = sorted({x for _, _, v in to_embed for x in v})
+            sims = self._cosines([t for _, t, _ in to_embed], [source_map[b].text for b in blocks])
+            col = {b: j for j, b in enumerate(blocks)}
+            emb_of = {k: max(float(sims[r, col[x]]) for x in v) for r, (k, _, v) in enumerate(to_embed)}
+        for k, sent in enumerate(sentences):
+            ids = marker_ids(sent.text)
+            valid = tuple(x for x in ids if x in source_map)
+            if k not in lex_of:
+                sent_checks.append(SentenceCheck(k, sent.text, ids, valid, None, False))
+                continue
+            score, ok = self._decide(lex_of[k], emb_of.get(k))
+            if not ok:
+                violations.append(Violation("unsupported_sentence", f"sentence {k + 1} ({_short(sent.text)!r}) is "
+                                            f"not supported by {', '.join(valid)} (support {score:.2f} < "
+                                            "threshold)", sentence=sent.text))
+            sent_checks.append(SentenceCheck(k, sent.text, ids, valid, score, ok))
+
+        for c in payload.citations:
+            if c.source_id in source_map and c.source_id not in used_ids:
+                violations.append(Violation("citation_not_referenced", f"citation {c.source_id} is never cited by "
+                                            "a [S#] marker in the answer", source_id=c.source_id))
+                used_ids.add(c.source_id)  # report once per id
+        return self._report(payload, violations, tuple(checks), tuple(sent_checks), source_map, t0)
+
+    def _report(self, payload: AnswerPayload, violations: list[Violation], checks: tuple[CitationCheck, ...],
+                sents: tuple[SentenceCheck, ...], source_map: Mapping[str, ContextBlock],
+                t0: float) -> ValidationReport:
+        resolved: tuple[ResolvedCitation, ...] = ()
+        if not violations:
+            resolved = tuple(resolve(source_map[c.source_id], c.claim, c.quote) for c in payload.citations)
+        if violations:
+            logger.info("validation: %d violations (%s)", len(violations),
+                        ", ".join(sorted({v.code for v in violations})))
+        return ValidationReport(payload.status, payload.answer, payload, tuple(violations), checks, sents, resolved,
+                                time.perf_counter() - t0)
