@@ -171,6 +171,41 @@ def cmd_context(args) -> int:
     return 0
 
 
+def print_answer(res) -> None:
+    """The human form of an AnswerResult: the answer, then its sources (server-resolved)."""
+    t = res.trace
+    if res.status == "answered":
+        print(res.answer)
+        print("\nSources:")
+        seen = set()
+        for c in res.citations:
+            if c.source_id in seen:
+                continue
+            seen.add(c.source_id)
+            page = f", p.{c.page}" if c.page is not None else ""
+            print(f"  [{c.source_id}] {c.title or c.document_id} (v{c.document_version}{page}) {c.uri}".rstrip())
+            print(f"       {c.evidence_id} chars {c.start_char}-{c.end_char}")
+    else:
+        print(f"insufficient evidence ({res.reason})")
+        if t is not None and t.gate.top_score is not None:
+            g = t.gate
+            print(f"  gate: {g.signal} top {g.top_score:.3f} vs threshold {g.threshold:.3f}, "
+                  f"{g.supporting} supporting (need {g.min_supporting})")
+    if t is not None:
+        stages = ", ".join(f"{k} {v:.0f}" for k, v in t.timings_ms.items())
+        print(f"\n[{stages} ms; {len(t.attempts)} generation attempt(s), {t.total_tokens} tokens]")
+
+
+def cmd_ask(args) -> int:
+    p = _pipeline(args)
+    res = p.answer(args.question, _load_history(args.history))
+    if args.json:
+        print(json.dumps(res.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print_answer(res)
+    return 0
+
+
 def cmd_eval_retrieval(args) -> int:
     from tqdm import tqdm
 
@@ -373,6 +408,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     s.set_defaults(func=cmd_context)
+
+    s = sub.add_parser("ask", help="answer a question with validated citations (or abstain)")
+    s.add_argument("question")
+    s.add_argument("--config", default=DEFAULT_CONFIG)
+    s.add_argument("--history", help="JSON file: [{\"role\": \"user\", \"content\": ...}, ...]")
+    s.add_argument("--json", action="store_true", help="print the whole AnswerResult (with its trace) as JSON")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    s.set_defaults(func=cmd_ask)
 
     s = sub.add_parser("eval-retrieval", help="nDCG/recall/MRR of bm25, dense and hybrid on a BEIR dataset")
     s.add_argument("--dataset", required=True, help="folder with corpus.jsonl, queries.jsonl, qrels/")

@@ -1,23 +1,29 @@
 """The pipeline: wires the stages from one validated config."""
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from rag.analyzers import make_analyzer
+from rag.answering import AnswerOutcome, agenerate_answer, generate_answer
 from rag.context import ContextPolicy, Evidence
 from rag.chunking import Chunker
 from rag.config import RagConfig, load_config
 from rag.embedders import CachedEmbedder, Embedder, EmbeddingCache, make_embedder
 from rag.gate import Gate, GateDecision
+from rag.generation import Generator, make_generator
 from rag.errors import IndexMismatchError
 from rag.index import HybridIndex, IndexSettings, Progress, UpdateReport, build_index, index_exists
 from rag.loaders import check_unique, load_documents, load_guidelines
 from rag.prompting import DEFAULT_SYSTEM_PROMPT, Guideline, GuidelineSelector, Prompt, PromptBuilder, PromptSettings, Turn
 from rag.rerank import Calibration, CrossEncoderReranker, CrossEncoderScorer, RerankResult, reranked_candidates
-from rag.retrieval import HybridRetriever
+from rag.result import AnswerResult, AnswerTrace, CandidateTrace
+from rag.retrieval import HybridRetriever, check_query
+from rag.validation import CitationValidator
 from rag.tokens import TiktokenCounter, make_counter
 from rag.types import Candidate, Document, SearchResult
 
@@ -38,6 +44,8 @@ class Pipeline:
         self._index: HybridIndex | None = None
         self._prompt_builder: PromptBuilder | None = None
         self._reranker: CrossEncoderReranker | None = None
+        self._generator: Generator | None = None
+        self._validator: CitationValidator | None = None
 
     @classmethod
     def from_config(cls, path: str | Path | None = None, **kwargs) -> "Pipeline":
@@ -203,10 +211,85 @@ class Pipeline:
 
     def build_prompt(self, question: str, history: Sequence[Turn] = (), *,
                      search: SearchResult | None = None) -> tuple[SearchResult, Prompt]:
-        """Retrieve (unless ``search`` is given) and build the budgeted prompt."""
+        """Retrieve (unless ``search`` is given) and build the budgeted prompt (fused order, no rerank)."""
         result = search if search is not None else self.search(question)
         evidence = [Evidence.from_candidate(c) for c in result.candidates]
         return result, self.prompt_builder.build(question, evidence, history)
+
+    # -- answering -----------------------------------------------------------------
+    @property
+    def generator(self) -> Generator:
+        if self._generator is None:
+            self._generator = make_generator(self.config.generation)
+        return self._generator
+
+    @property
+    def validator(self) -> CitationValidator:
+        if self._validator is None:
+            v = self.config.validation
+            self._validator = CitationValidator(v, self.embedder if v.support_method != "lexical" else None)
+        return self._validator
+
+    def answer(self, question: str, history: Sequence[Turn] = ()) -> AnswerResult:
+        """Retrieve, rerank, gate, build the context, generate and validate. On abstention by the
+        gate (or an empty context) the generator is never called."""
+        t0 = time.perf_counter()
+        q = check_query(question)
+        got = self.retrieve(q)
+        if not got.decision.answer:
+            return self._result(q, got, None, None, t0)
+        t1 = time.perf_counter()
+        prompt = self.prompt_builder.build(q, got.evidence(), history)
+        context_ms = (time.perf_counter() - t1) * 1e3
+        outcome = generate_answer(prompt, self.generator, self.validator, self.config.generation, question=q)
+        return self._result(q, got, prompt, outcome, t0, context_ms)
+
+    async def aanswer(self, question: str, history: Sequence[Turn] = ()) -> AnswerResult:
+        """Async twin of :meth:`answer`: retrieval and prompt building run in a worker thread (they are
+        CPU-bound), generation awaits the async client."""
+        t0 = time.perf_counter()
+        q = check_query(question)
+        got = await asyncio.to_thread(self.retrieve, q)
+        if not got.decision.answer:
+            return self._result(q, got, None, None, t0)
+        t1 = time.perf_counter()
+        prompt = await asyncio.to_thread(self.prompt_builder.build, q, got.evidence(), history)
+        context_ms = (time.perf_counter() - t1) * 1e3
+        outcome = await agenerate_answer(prompt, self.generator, self.validator, self.config.generation, question=q)
+        return self._result(q, got, prompt, outcome, t0, context_ms)
+
+    def _result(self, q: str, got: "Retrieved", prompt: Prompt | None, outcome: AnswerOutcome | None, t0: float,
+                context_ms: float = 0.0) -> AnswerResult:
+        timings = dict(got.search.timings_ms)
+        rr = got.rerank
+        if rr is not None:
+            timings["rerank"] = rr.timings_ms.get("rerank_total", 0.0)
+        if prompt is not None:
+            timings["context"] = context_ms
+        attempts = outcome.attempts if outcome is not None else ()
+        if attempts:
+            timings["generation"] = sum(a.generation_s for a in attempts) * 1e3
+            timings["validation"] = sum(a.validation_s for a in attempts) * 1e3
+        timings["total"] = (time.perf_counter() - t0) * 1e3
+        by_id = {rc.evidence_id: rc for rc in rr.candidates} if rr is not None else {}
+        cands = tuple(CandidateTrace(c.chunk.evidence_id, i + 1, float(c.score),
+                                     rc.probability if (rc := by_id.get(c.chunk.evidence_id)) else None,
+                                     rc.truncated if rc else False)
+                      for i, c in enumerate(got.candidates[:10]))
+        usage_p = sum(a.usage.prompt_tokens for a in attempts)
+        usage_c = sum(a.usage.completion_tokens for a in attempts)
+        model_ids = {"embedding": self.embedder.model_id}
+        if rr is not None:
+            model_ids["reranker"] = rr.model_id
+        if outcome is not None:
+            model_ids["generator"] = attempts[0].generator if attempts else type(self.generator).__name__
+        trace = AnswerTrace(timings, got.decision, bool(rr and rr.applied), rr.reason if rr is not None else "disabled",
+                            cands, tuple((e.evidence_id, e.reason) for e in (rr.excluded if rr else ())),
+                            prompt.manifest if prompt is not None else None, attempts, usage_p, usage_c,
+                            self.config.hash, model_ids)
+        if outcome is None:
+            return AnswerResult(q, "insufficient_evidence", "", (), got.decision.reason, trace)
+        return AnswerResult(q, outcome.status, outcome.answer, outcome.citations, outcome.reason, trace)
 
 
 @dataclass(frozen=True)

@@ -131,3 +131,124 @@ class FakeScorer:
             tw = t.lower().split()
             out.append(float("nan") if k in self.nan_for else sum(w in words for w in set(tw)) - 0.001 * len(tw))
         return np.asarray(out, dtype=np.float64), [len(query.split()) + len(t.split()) for t in texts]
+
+
+# --------------------------------------------------------------------------- batch runs (rag.batch)
+@dataclass(frozen=True)
+class FakeUsage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class FakeTrace:
+    timings_ms: dict
+    usage: FakeUsage
+    attempts: int = 1
+    extra: dict | None = None  # merged into the trace's JSON (manifest, validation …)
+
+
+@dataclass(frozen=True)
+class FakeAnswerResult:
+    """Shaped like ``rag.pipeline.AnswerResult`` (status, answer, citations, reason, trace, to_json)."""
+
+    status: str
+    answer: str
+    citations: tuple
+    reason: str
+    trace: FakeTrace
+
+    def to_json(self) -> dict:
+        return {"status": self.status, "answer": self.answer, "citations": list(self.citations), "reason": self.reason,
+                "trace": {"timings_ms": dict(self.trace.timings_ms),
+                          "usage": {"prompt_tokens": self.trace.usage.prompt_tokens,
+                                    "completion_tokens": self.trace.usage.completion_tokens},
+                          "attempts": self.trace.attempts, **(self.trace.extra or {})}}
+
+
+@dataclass(frozen=True)
+class FakeBehaviour:
+    """How :class:`FakeAnswerer` treats one question (matched by its text)."""
+
+    status: str = "answered"
+    delay_s: float = 0.0  # awaited (async) or slept (sync): the "generation" step
+    raises: str | None = None  # raise RuntimeError(raises)
+    retrieval_ms: float = 1.0
+    generation_ms: float = 2.0
+    prompt_tokens: int = 100
+    completion_tokens: int = 10
+    attempts: int = 1
+    extra: dict | None = None
+
+
+class FakeAnswerer:
+    """A scripted answerer for rag.batch: records the order in which questions *started*
+    (the synchronous, retrieval-like part of ``aanswer``) and how many were in flight at once."""
+
+    def __init__(self, behaviours: dict | None = None, default: FakeBehaviour = FakeBehaviour(),
+                 sync_only: bool = False) -> None:
+        self.behaviours = dict(behaviours or {})
+        self.default = default
+        self.started: list[str] = []
+        self.finished: list[str] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        if sync_only:
+            self.aanswer = None  # type: ignore[assignment]
+
+    def _begin(self, question: str) -> FakeBehaviour:
+        with self._lock:
+            self.started.append(question)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        return self.behaviours.get(question, self.default)
+
+    def _end(self, question: str, b: FakeBehaviour) -> FakeAnswerResult:
+        with self._lock:
+            self.in_flight -= 1
+            self.finished.append(question)
+        if b.raises:
+            raise RuntimeError(b.raises)
+        cites = ({"source_id": "S1", "evidence_id": "doc:1:0"},) if b.status == "answered" else ()
+        return FakeAnswerResult(b.status, f"answer to {question}" if b.status == "answered" else "", cites,
+                                "validated" if b.status == "answered" else "below_threshold",
+                                FakeTrace({"retrieval": b.retrieval_ms, "generation": b.generation_ms},
+                                          FakeUsage(b.prompt_tokens, b.completion_tokens), b.attempts, b.extra))
+
+    def answer(self, question: str, history=()) -> FakeAnswerResult:
+        b = self._begin(question)
+        if b.delay_s:
+            time.sleep(b.delay_s)
+        return self._end(question, b)
+
+    async def aanswer(self, question: str, history=()) -> FakeAnswerResult:
+        import asyncio
+
+        b = self._begin(question)
+        if b.delay_s:
+            await asyncio.sleep(b.delay_s)
+        return self._end(question, b)
+
+
+class RecordingGenerator:
+    """A generator that records every request; with ``fail_if_called`` it fails the test instead
+    (used to prove the gate abstains without calling the generator)."""
+
+    name = "recording"
+
+    def __init__(self, fail_if_called: bool = False, inner=None) -> None:
+        self.fail_if_called = fail_if_called
+        self.inner = inner
+        self.requests: list = []
+
+    def generate(self, request):
+        self.requests.append(request)
+        if self.fail_if_called:
+            import pytest
+
+            pytest.fail("the generator was called although the gate should have abstained")
+        return self.inner.generate(request)
+
+    async def agenerate(self, request):
+        return self.generate(request)

@@ -1,0 +1,96 @@
+"""The end result of :meth:`rag.pipeline.Pipeline.answer` and its trace."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal, Mapping
+
+from rag.gate import GateDecision
+
+Status = Literal["answered", "insufficient_evidence"]
+
+
+@dataclass(frozen=True)
+class CandidateTrace:
+    """One candidate as the gate saw it (after reranking when it ran)."""
+
+    evidence_id: str
+    rank: int
+    fused_score: float
+    probability: float | None
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
+class AnswerTrace:
+    timings_ms: Mapping[str, float]  # per stage: bm25, embed_query, dense, fusion, rerank, gate, context, generation, validation, total
+    gate: GateDecision
+    rerank_applied: bool
+    rerank_reason: str
+    candidates: tuple[CandidateTrace, ...]
+    excluded: tuple[tuple[str, str], ...]  # (evidence_id, reason) the reranker left out
+    manifest: object | None  # rag.prompting.Manifest (blocks, budget, drops); None when the gate abstained
+    attempts: tuple  # tuple[rag.answering.AttemptRecord, ...]: status, violations, usage, seconds
+    prompt_tokens: int
+    completion_tokens: int
+    config_hash: str
+    model_ids: Mapping[str, str]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "timings_ms", MappingProxyType(dict(self.timings_ms)))
+        object.__setattr__(self, "model_ids", MappingProxyType(dict(self.model_ids)))
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def to_json(self) -> dict:
+        return {
+            "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
+            "gate": self.gate.to_json(),
+            "rerank": {"applied": self.rerank_applied, "reason": self.rerank_reason,
+                       "excluded": [{"evidence_id": e, "reason": r} for e, r in self.excluded]},
+            "candidates": [c.__dict__ for c in self.candidates],
+            "manifest": self.manifest.to_json() if self.manifest is not None else None,
+            "attempts": [_attempt_json(a) for a in self.attempts],
+            "usage": {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                      "total_tokens": self.total_tokens},
+            "config_hash": self.config_hash,
+            "model_ids": dict(self.model_ids),
+        }
+
+
+def _attempt_json(a) -> dict:
+    return {"attempt": a.attempt, "generator": a.generator, "status": a.status,
+            "violations": [{"code": v.code, "message": v.message, "source_id": v.source_id} for v in a.violations],
+            "usage": {"prompt_tokens": a.usage.prompt_tokens, "completion_tokens": a.usage.completion_tokens},
+            "generation_s": round(a.generation_s, 4), "validation_s": round(a.validation_s, 4),
+            "transport_retries": a.transport_retries, "finish_reason": a.finish_reason}
+
+
+@dataclass(frozen=True)
+class AnswerResult:
+    """``answered`` carries validated citations resolved from the source map; ``insufficient_evidence``
+    carries none and a ``reason`` (gate reasons, ``no_context``, ``model_abstained``,
+    ``validation_failed``)."""
+
+    question: str
+    status: Status
+    answer: str
+    citations: tuple = ()  # tuple[rag.validation.ResolvedCitation, ...]
+    reason: str = ""
+    trace: AnswerTrace | None = field(default=None, compare=False)
+
+    def to_json(self) -> dict:
+        return {
+            "question": self.question,
+            "status": self.status,
+            "answer": self.answer,
+            "citations": [c.__dict__ for c in self.citations],
+            "reason": self.reason,
+            "trace": self.trace.to_json() if self.trace is not None else None,
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), ensure_ascii=False)
