@@ -255,8 +255,11 @@ def signal_aurocs(scored: Sequence[ScoredQuestion]) -> dict[str, float | None]:
     return out
 
 
-def evaluate_abstention(pipeline, scored: Sequence[ScoredQuestion]) -> dict:
-    """Apply the configured gate to every question; the issue's JSON plus per-signal AUROC."""
+def evaluate_abstention(pipeline, scored: Sequence[ScoredQuestion], compare: dict[str, float] | None = None) -> dict:
+    """Apply the configured gate to every question; the issue's JSON plus per-signal AUROC.
+
+    ``compare`` maps other signals to thresholds (e.g. fitted by :func:`calibrate` on another
+    split): each is applied as a one-number gate and its rates are reported under ``compare``."""
     from collections import Counter
 
     gate = pipeline.gate
@@ -279,7 +282,25 @@ def evaluate_abstention(pipeline, scored: Sequence[ScoredQuestion]) -> dict:
         "embedding_model": pipeline.embedder.model_id,
         "config_hash": pipeline.config.hash,
     })
+    if compare:
+        out["compare"] = {}
+        for sig, tau in sorted(compare.items()):
+            if sig not in SIGNALS:
+                raise InputError(f"unknown signal {sig!r} to compare; use one of {SIGNALS}")
+            tops = [_top(sq, sig) for sq in scored]
+            if any(t is None for t in tops):
+                continue
+            out["compare"][sig] = gate_rates(tops, [t >= tau for t in tops], labels, tau).to_json()
     return out
+
+
+def thresholds_from_report(path: str | Path) -> dict[str, float]:
+    """Per-signal thresholds from a ``calibration.json`` written by :func:`calibrate`."""
+    try:
+        d = json.loads(Path(path).read_text(encoding="utf-8"))
+        return {sig: float(v["threshold"]) for sig, v in d["signals"].items()}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"{path}: not a calibration report written by `rag calibrate` ({exc})") from None
 
 
 @dataclass(frozen=True)

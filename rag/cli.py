@@ -313,10 +313,16 @@ def _scored(args):
 def cmd_calibrate(args) -> int:
     from rag.abstention import calibrate, write_calibrated_config
 
+    from rag.errors import InputError
+
+    out = Path(args.out) if args.out else Path(args.config).with_suffix(".calibrated.yaml")
+    if out.resolve().parent != Path(args.config).resolve().parent:
+        raise InputError(f"--out must be next to {args.config} (relative paths in the config are resolved from there)")
+    if not 0 < args.target_precision <= 1:
+        raise InputError(f"--target-precision must be in (0, 1], got {args.target_precision}")
     p, scored = _scored(args)
     report_dir = Path(args.report or f"results/calibrate-{Path(args.config).stem}-{Path(args.dataset).stem}")
     rep = calibrate(p, scored, args.target_precision, report_dir, dataset=str(args.dataset), split=args.split)
-    out = Path(args.out) if args.out else Path(args.config).with_suffix(".calibrated.yaml")
     write_calibrated_config(Path(args.config), out, rep.config_updates)
     print(json.dumps(rep.summary, indent=2, ensure_ascii=False))
     print(f"wrote {out} and {report_dir}/(calibration.json, risk_coverage.png, histograms.png)")
@@ -324,10 +330,11 @@ def cmd_calibrate(args) -> int:
 
 
 def cmd_eval_abstention(args) -> int:
-    from rag.abstention import evaluate_abstention
+    from rag.abstention import evaluate_abstention, thresholds_from_report
 
+    compare = thresholds_from_report(args.compare) if args.compare else None
     p, scored = _scored(args)
-    out = evaluate_abstention(p, scored)
+    out = evaluate_abstention(p, scored, compare)
     print(json.dumps(out, indent=2, ensure_ascii=False))
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
@@ -337,7 +344,7 @@ def cmd_eval_abstention(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    """Index the bundled demo corpus and run its questions: the README's main job."""
+    """Index the bundled demo corpus and answer its questions: the README's main job."""
     from rag.loaders import _jsonl
 
     p = _pipeline(args)
@@ -345,29 +352,34 @@ def cmd_demo(args) -> int:
         idx = p.build_index(force=True, progress=bar.update)
     print(f"indexed {len(idx.documents)} documents -> {len(idx)} chunks at {p.index_path}\n")
     qpath = Path(args.questions) if args.questions else p.config.resolve("../data/demo/questions.jsonl")
-    hits = total = 0
+    tally = {"answered_ok": 0, "answerable": 0, "abstained_ok": 0, "unanswerable": 0}
     for _, q in _jsonl(qpath):
-        res = p.search(q["question"])
-        _, prompt = p.build_prompt(q["question"], search=res)
-        top = res.candidates[0].chunk if res.candidates else None
+        res = p.answer(q["question"])
         exp = q.get("expected_doc_id")
-        mark = ""
+        cited = {c.document_id for c in res.citations}
         if exp:
-            total += 1
-            ok = top is not None and top.document_id == exp
-            hits += ok
-            mark = "ok " if ok else "MISS"
+            tally["answerable"] += 1
+            ok = res.status == "answered" and exp in cited
+            tally["answered_ok"] += ok
         else:
-            mark = "n/a "
-        print(f"[{mark}] {q['id']} {q['question']}")
-        if top is not None:
-            print(f"        -> {top.evidence_id}  {top.title}: {' '.join(top.text.split())[:90]}")
-        m = prompt.manifest
-        print(f"        context: {len(m.blocks)} blocks, {m.evidence_tokens}/{m.evidence_budget} evidence tokens, "
-              f"{len(m.dropped)} candidates not sent")
-    print(f"\ntop-1 document correct for {hits}/{total} answerable demo questions "
-          "(answer generation and abstention arrive with the generation and gate stages)")
-    print("see one prompt in full: rag context \"연차 휴가는 며칠인가요?\" --show-prompt")
+            tally["unanswerable"] += 1
+            ok = res.status == "insufficient_evidence"
+            tally["abstained_ok"] += ok
+        print(f"[{'ok ' if ok else 'MISS'}] {q['id']} {q['question']}")
+        if res.status == "answered":
+            for line in res.answer.splitlines()[:3]:
+                print(f"        {line[:110]}")
+            srcs = sorted({(c.source_id, c.evidence_id) for c in res.citations}, key=lambda x: int(x[0][1:]))
+            print("        sources: " + ", ".join(f"[{s}] {e}" for s, e in srcs))
+        else:
+            g = res.trace.gate
+            why = res.reason
+            if not g.answer and g.top_score is not None:
+                why += f"; gate: {g.signal} {g.top_score:.3f} < {g.threshold:.3f}"
+            print(f"        insufficient evidence ({why})")
+    print(f"\nanswered with the expected document cited: {tally['answered_ok']}/{tally['answerable']} answerable questions; "
+          f"abstained: {tally['abstained_ok']}/{tally['unanswerable']} unanswerable questions")
+    print('one answer in full: rag ask "연차 휴가는 며칠인가요?"   (add --json for the trace)')
     return 0
 
 
@@ -454,13 +466,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--split", default="all", choices=["all", "calib", "eval"])
     s.add_argument("--max-questions", type=int, default=None)
     s.add_argument("--json", default=None, help="write the result JSON here")
+    s.add_argument("--compare", default=None, metavar="CALIBRATION_JSON",
+                   help="also apply each signal's threshold from a `rag calibrate` report (e.g. fit on --split calib)")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     s.set_defaults(func=cmd_eval_abstention)
 
     s = sub.add_parser("demo", help="index the bundled demo corpus and run its questions")
     s.add_argument("--config", default=DEFAULT_CONFIG)
     s.add_argument("--questions", default=None)
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     s.set_defaults(func=cmd_demo)
+
+    from rag.cli_batch import add_parsers as _batch_parsers  # batch | experiment | compare
+
+    _batch_parsers(sub)
     return ap
 
 
