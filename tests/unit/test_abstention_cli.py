@@ -70,7 +70,7 @@ def test_bad_inputs_are_typed_errors(tmp_path, cfg, capsys):
     data = dataset(tmp_path)
     assert main(["calibrate", "--dataset", str(data), "--config", str(cfg), "--target-precision", "1.5",
                  "--out", str(tmp_path / "c.yaml")]) == 2
-    assert "target precision" in capsys.readouterr().err
+    assert "target-precision" in capsys.readouterr().err
     assert main(["calibrate", "--dataset", str(data), "--config", str(cfg), "--target-precision", "0.9",
                  "--out", str(tmp_path / "sub" / "c.yaml"), "--report", str(tmp_path / "r")]) == 2
     assert "next to" in capsys.readouterr().err
