@@ -121,6 +121,32 @@ class ContextConfig(_Section):
     guideline_threshold: float = Field(0.5, ge=-1, le=1)
 
 
+class RerankConfig(_Section):
+    """Cross-encoder reranking of the fused top-N (rag.rerank)."""
+
+    enabled: bool = True
+    model: str = "default"  # the committed checkpoint, a local folder, or a model name (needs network)
+    top_n: int = Field(30, gt=0)
+    batch_size: int = Field(16, gt=0)
+    max_length: int | None = Field(None, gt=0)  # None: the checkpoint's own (rag_reranker.json)
+    blend_weight: float = Field(0.5, ge=0, le=1)  # weight of the z-scored logit vs the z-scored fused score
+    languages: tuple[str, ...] = ("en",)  # other query languages keep the fused order (see README)
+    calibration: str | None = None  # calibration.json; None: the one beside the model
+
+
+class GateConfig(_Section):
+    """Abstention before generation (rag.gate)."""
+
+    enabled: bool = True
+    signal: Literal["probability", "dense", "bm25", "fused"] = "probability"
+    threshold: float = 0.5
+    min_supporting: int = Field(1, ge=1)  # at least this many candidates must reach support_threshold
+    support_threshold: float | None = None  # None: same as threshold
+    # Used when the reranker did not run (disabled, or the query language is not reranked).
+    fallback_signal: Literal["dense", "bm25", "fused", "none"] = "dense"
+    fallback_threshold: float = 0.0
+
+
 class GenerationConfig(_Section):
     """The answer generator and the regeneration loop (rag.generation, rag.answering)."""
 
@@ -174,8 +200,11 @@ class RagConfig(_Section):
     dense: DenseConfig = DenseConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     context: ContextConfig = ContextConfig()
+    rerank: RerankConfig = RerankConfig()
+    gate: GateConfig = GateConfig()
     generation: GenerationConfig = GenerationConfig()
     validation: ValidationConfig = ValidationConfig()
+    batch: BatchConfig = BatchConfig()
     base_dir: str = Field(".", exclude=True)
 
     def resolve(self, path: str) -> Path:
