@@ -223,7 +223,7 @@ class CrossEncoderScorer:
                               activation_fn=torch.nn.Identity())
         except Exception as exc:  # noqa: BLE001 - any loader failure becomes one typed error
             raise ModelLoadError(f"could not load cross-encoder {self.model!r}: {exc}") from exc
-        self.max_length = max_length or int(getattr(ce, "max_length", None) or 512)
+        self.max_length = max_length or int(getattr(ce, "max_seq_length", None) or 512)
         self._tok = ce.tokenizer
         self._ce = ce
         return ce
