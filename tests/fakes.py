@@ -186,7 +186,11 @@ class FakeAnswerer:
     (the synchronous, retrieval-like part of ``aanswer``) and how many were in flight at once."""
 
     def __init__(self, behaviours: dict | None = None, default: FakeBehaviour = FakeBehaviour(),
-                 sync_only: bool = False) -> None:
+                 sync_only: bool = False, threaded_retrieval: bool = False) -> None:
+        self.threaded_retrieval = threaded_retrieval  # aanswer: retrieval via asyncio.to_thread, like Pipeline
+        self.retrieval_order: list[str] = []
+        self.retrieval_in_flight = 0
+        self.max_retrieval_in_flight = 0
         self.behaviours = dict(behaviours or {})
         self.default = default
         self.started: list[str] = []
@@ -226,9 +230,20 @@ class FakeAnswerer:
         import asyncio
 
         b = self._begin(question)
+        if self.threaded_retrieval:
+            await asyncio.to_thread(self._retrieve, question)
         if b.delay_s:
             await asyncio.sleep(b.delay_s)
         return self._end(question, b)
+
+    def _retrieve(self, question: str) -> None:
+        with self._lock:
+            self.retrieval_in_flight += 1
+            self.max_retrieval_in_flight = max(self.max_retrieval_in_flight, self.retrieval_in_flight)
+            self.retrieval_order.append(question)
+        time.sleep(0.005)  # CPU-bound work stand-in
+        with self._lock:
+            self.retrieval_in_flight -= 1
 
 
 class RecordingGenerator:

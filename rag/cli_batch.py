@@ -1,0 +1,158 @@
+"""Command line for batch runs and experiments: ``rag batch | experiment | compare``.
+
+Registered by :func:`add_parsers` from :func:`rag.cli.build_parser`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def _pipeline(args):
+    from rag.cli import _pipeline as make
+
+    return make(args)
+
+
+def cmd_batch(args) -> int:
+    from tqdm import tqdm
+
+    from rag.batch import BatchOptions, BatchRunner, read_questions, run_info
+
+    qs = read_questions(args.questions, format=args.format, on_invalid=args.on_invalid)
+    if qs.problems:
+        print(f"skipped {len(qs.problems)} bad input line(s): "
+              + ", ".join(f"{p.line} ({p.kind})" for p in qs.problems[:10])
+              + (" …" if len(qs.problems) > 10 else ""), file=sys.stderr)
+    p = _pipeline(args)
+    if not callable(getattr(p, "answer", None)):
+        from rag.errors import RagError
+
+        raise RagError("this version of rag has no Pipeline.answer(); `rag batch` needs the generation stage")
+    opts = BatchOptions.from_config(p.config.batch, concurrency=args.concurrency, retry_failed=args.retry_failed,
+                                    sort_output=not args.no_sort, force=args.force)
+    runner = BatchRunner(p, run_info(p), opts)
+    out = Path(args.output)
+    bars = []
+    counts = {"answered": 0, "insufficient_evidence": 0, "failed": 0}
+
+    def on_start(st) -> None:
+        if st.skipped_existing:
+            print(f"resuming {out}: {st.skipped_existing} of {len(qs.questions)} questions already done",
+                  file=sys.stderr)
+        bars.append(tqdm(total=st.todo, desc="answering", unit="q", file=sys.stderr, disable=None,
+                         dynamic_ncols=True))
+
+    def progress(rec) -> None:
+        counts[rec.status] = counts.get(rec.status, 0) + 1
+        bars[0].set_postfix(ok=counts["answered"], abstain=counts["insufficient_evidence"], fail=counts["failed"],
+                            refresh=False)
+        bars[0].update(1)
+
+    try:
+        rep = runner.run(qs.questions, out, progress, on_start)
+    finally:
+        for bar in bars:
+            bar.close()
+    print(f"{out}: {rep.processed} answered now, {rep.skipped_existing} already there"
+          + (f", repaired a cut-off last line ({rep.repaired_bytes} bytes)" if rep.repaired_bytes else "")
+          + f"; {rep.seconds:.1f} s; config {runner.info.config_hash}, commit {(runner.info.git_commit or '?')[:10]}")
+    print(rep.summary.table())
+    if args.summary_json:
+        Path(args.summary_json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.summary_json).write_text(json.dumps(rep.summary.to_json(), indent=2) + "\n", encoding="utf-8")
+    return 0 if rep.summary.failed == 0 else 1
+
+
+def cmd_experiment(args) -> int:
+    from tqdm import tqdm
+
+    from rag.experiments import ExperimentResult, ExperimentRunner, RunOutcome, load_experiment
+    from rag.report import markdown_table, write_report
+
+    exp = load_experiment(args.experiment)
+    bars: dict[str, tqdm] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage not in bars or bars[stage].total != (total or None):
+            if stage in bars:
+                bars[stage].close()
+            bars[stage] = tqdm(total=total or None, desc=stage, file=sys.stderr, disable=None, dynamic_ncols=True,
+                               leave=False)
+        bars[stage].n = done
+        bars[stage].refresh()
+
+    runner = ExperimentRunner(exp, args.runs_dir, force=args.force, progress=progress)
+    if args.dry_run:
+        runner.check_dir()
+        for plan, done in runner.status():
+            print(f"{plan.config_hash}  {'done   ' if done else 'to run '}  {plan.label}")
+        return 0
+    if args.report_only:
+        import json as _json
+        from types import MappingProxyType
+
+        outs = []
+        for plan, done in runner.status():
+            if done:
+                rd = runner.exp_dir / plan.config_hash
+                m = _json.loads((rd / "metrics.json").read_text(encoding="utf-8"))
+                outs.append(RunOutcome(plan, rd, "reused", MappingProxyType(m), 0.0))
+        result = ExperimentResult(exp, runner.exp_dir, tuple(outs))
+    else:
+        try:
+            result = runner.run()
+        finally:
+            for b in bars.values():
+                b.close()
+    files = write_report(result, plots=False if args.no_plots else None)
+    print(markdown_table([o.plan.label for o in result.outcomes], [o.plan.config_hash for o in result.outcomes],
+                         [dict(o.metrics) for o in result.outcomes], exp.metrics))
+    print(f"\nreport: {files.markdown}" + (f" (+ {', '.join(p.name for p in files.plots)})" if files.plots else ""))
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from rag.report import compare_runs
+
+    cmp = compare_runs(args.run_a, args.run_b)
+    if args.json:
+        print(json.dumps(cmp.to_json(), indent=2, ensure_ascii=False))
+    else:
+        print(cmp.table())
+    return 0
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    default_config = "configs/default.yaml"
+    s = sub.add_parser("batch", help="answer a file of questions; resumable, one JSON result per line")
+    s.add_argument("questions", help="JSONL ({\"id\", \"question\", \"history\"?} per line) or text (one question a line)")
+    s.add_argument("-o", "--output", required=True, help="results JSONL (appended; rerun to resume)")
+    s.add_argument("--config", default=default_config)
+    s.add_argument("--format", choices=["auto", "jsonl", "text"], default="auto")
+    s.add_argument("--concurrency", type=int, default=None, help="questions in flight (default: batch.concurrency)")
+    s.add_argument("--on-invalid", choices=["stop", "skip"], default="stop",
+                   help="malformed lines / duplicate ids: stop with the list (default) or skip them")
+    s.add_argument("--retry-failed", action="store_true", help="answer again the questions whose line is 'failed'")
+    s.add_argument("--no-sort", action="store_true", help="leave lines in completion order at the end")
+    s.add_argument("--force", action="store_true", help="start the output over (it is overwritten)")
+    s.add_argument("--summary-json", default=None, help="also write the summary here")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    s.set_defaults(func=cmd_batch)
+
+    s = sub.add_parser("experiment", help="run a config grid on a dataset; write runs/NAME/ and REPORT.md")
+    s.add_argument("experiment", help="experiment YAML, e.g. configs/experiments/fusion-scifact.yaml")
+    s.add_argument("--runs-dir", default="runs")
+    s.add_argument("--force", action="store_true", help="recompute complete runs / replace another experiment's runs")
+    s.add_argument("--dry-run", action="store_true", help="list the runs (hash, done or not) and exit")
+    s.add_argument("--report-only", action="store_true", help="rewrite the report from the complete runs")
+    s.add_argument("--no-plots", action="store_true")
+    s.set_defaults(func=cmd_experiment)
+
+    s = sub.add_parser("compare", help="side-by-side metric deltas of two experiment runs")
+    s.add_argument("run_a", help="run folder runs/NAME/HASH (a unique hash prefix is enough)")
+    s.add_argument("run_b")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_compare)
