@@ -56,7 +56,7 @@ def cmd_batch(args) -> int:
     finally:
         for bar in bars:
             bar.close()
-    print(f"{out}: {rep.processed} answered now, {rep.skipped_existing} already there"
+    print(f"{out}: {rep.processed} processed now, {rep.skipped_existing} already there"
           + (f", repaired a cut-off last line ({rep.repaired_bytes} bytes)" if rep.repaired_bytes else "")
           + f"; {rep.seconds:.1f} s; config {runner.info.config_hash}, commit {(runner.info.git_commit or '?')[:10]}")
     print(rep.summary.table())

@@ -313,3 +313,62 @@ def test_kill_9_mid_run_leaves_only_whole_lines_and_resume_finishes_each_questio
     assert set(fake.started).isdisjoint(q.question for q in qs if q.id in existing.records)
     assert rep.complete and rep.summary.questions == 400
     assert [r["id"] for r in lines(out)] == [q.id for q in qs]
+
+
+# --------------------------------------------------------------------------- the real pipeline, through the CLI
+def test_rag_batch_cli_answers_the_demo_questions_with_the_real_pipeline_and_resumes(tmp_path, capsys):
+    from rag.cli import main
+    from tests.conftest import DEMO_QUESTIONS, write_config
+
+    cfg = write_config(tmp_path)
+    assert main(["index", "--config", str(cfg)]) == 0
+    q = tmp_path / "q.jsonl"
+    q.write_text("".join(DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines(keepends=True)[:5]), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    capsys.readouterr()
+    rc = main(["batch", str(q), "-o", str(out), "--config", str(cfg), "--concurrency", "2",
+               "--summary-json", str(tmp_path / "summary.json")])
+    printed = capsys.readouterr().out
+    assert rc == 0
+    rows = lines(out)
+    assert [r["id"] for r in rows] == ["q01", "q02", "q03", "q04", "q05"]
+    from rag.config import load_config
+
+    assert {r["config_hash"] for r in rows} == {load_config(cfg).hash}
+    assert all(r["status"] in ("answered", "insufficient_evidence") for r in rows)
+    assert all(r["models"]["embedding"].startswith("hashing:") for r in rows)
+    for r in rows:  # the line carries the AnswerResult's own JSON and its per-stage timings
+        assert r["result"]["status"] == r["status"]
+        assert {"bm25", "dense", "fusion", "total"} <= set(r["timings_ms"])
+    assert "answered" in printed and "latency (ms)" in printed
+    summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    assert summary["questions"] == 5 and summary["failed"] == 0
+    # rerun: nothing to do; another config on the same output: refused (exit 2, file untouched)
+    before = out.read_bytes()
+    assert main(["batch", str(q), "-o", str(out), "--config", str(cfg)]) == 0
+    assert out.read_bytes() == before
+    assert main(["batch", str(q), "-o", str(out), "--config", str(cfg), "--set", "retrieval.candidates=5"]) == 2
+    assert "another configuration" in capsys.readouterr().err
+    assert out.read_bytes() == before
+    # batch.concurrency is operational: changing it does not make the output "another configuration"
+    assert main(["batch", str(q), "-o", str(out), "--config", str(cfg), "--set", "batch.concurrency=1"]) == 0
+
+
+def test_rag_batch_cli_reports_bad_lines_and_stops_or_skips(tmp_path, capsys):
+    from rag.cli import main
+    from tests.conftest import write_config
+
+    cfg = write_config(tmp_path)
+    assert main(["index", "--config", str(cfg)]) == 0
+    q = tmp_path / "q.jsonl"
+    q.write_text('{"id": "a", "question": "연차 휴가는 며칠인가요?"}\n{"id": "a", "question": "dup"}\n{oops\n',
+                 encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    capsys.readouterr()
+    assert main(["batch", str(q), "-o", str(out), "--config", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert "q.jsonl:2: duplicate_id" in err and "q.jsonl:3: malformed" in err
+    assert not out.exists()
+    assert main(["batch", str(q), "-o", str(out), "--config", str(cfg), "--on-invalid", "skip"]) == 0
+    assert "skipped 2 bad input line(s): 2 (duplicate_id), 3 (malformed)" in capsys.readouterr().err
+    assert [r["id"] for r in lines(out)] == ["a"]

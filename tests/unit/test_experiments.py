@@ -310,3 +310,31 @@ def test_compare_prints_deltas_with_direction_and_config_differences(tmp_path):
         compare_runs(a.parent, b)
     with pytest.raises(RunDirError, match="not a complete run folder"):
         compare_runs(tmp_path / "nope", b)
+
+
+def test_experiment_and_compare_commands(tmp_path, capsys):
+    from rag.cli import main
+
+    p = experiment_file(tmp_path, grid={"retrieval.fusion.method": ["rrf", "weighted"]},
+                        metrics=["retrieval.final.ndcg@10", "latency.search.p50_ms"])
+    runs = tmp_path / "runs"
+    assert main(["experiment", str(p), "--runs-dir", str(runs), "--dry-run"]) == 0
+    assert capsys.readouterr().out.count("to run") == 2
+    assert main(["experiment", str(p), "--runs-dir", str(runs)]) == 0
+    out = capsys.readouterr().out
+    assert "| method=rrf |" in out and "★" in out and "REPORT.md" in out
+    report = (runs / "exp" / "REPORT.md").read_text(encoding="utf-8")
+    assert "retrieval.final.ndcg@10 ↑" in report and "![metrics](metrics.png)" in report
+    assert f"rag experiment {p}" in report
+    assert main(["experiment", str(p), "--runs-dir", str(runs), "--dry-run"]) == 0
+    assert capsys.readouterr().out.count("done") == 2
+    a, b = sorted(d for d in (runs / "exp").iterdir() if d.is_dir() and not d.name.startswith("."))
+    assert main(["compare", str(a), str(b)]) == 0
+    assert "B - A" in capsys.readouterr().out
+    assert main(["compare", str(a), str(b), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"]
+    assert main(["compare", str(a), str(runs / "exp")]) == 2
+    assert "experiment folder" in capsys.readouterr().err
+    bad = experiment_file(tmp_path, grid={"retrieval.candidates": []})
+    assert main(["experiment", str(bad), "--runs-dir", str(runs)]) == 2
+    assert "expands to no run" in capsys.readouterr().err
