@@ -572,12 +572,15 @@ def _first(obj: Any, *paths: tuple[str, ...]) -> Any:
     return None
 
 
-def question_metrics(records: Sequence[Any]) -> tuple[dict[str, float | None], dict]:
+def question_metrics(records: Sequence[Any],
+                     support_fn: Callable[[Mapping[str, Any]], float | None] | None = None
+                     ) -> tuple[dict[str, float | None], dict]:
     """Metrics of a question set from its batch records (see the module docstring).
 
     Reads each answer's JSON: ``trace.manifest`` (or ``trace.context``) for the context,
-    ``trace.attempts`` / ``trace.validation`` for citation checks, ``citations`` for
-    documents; a field the answer does not carry leaves its metrics out."""
+    ``trace.attempts`` for rejected attempts by violation code, ``trace.validation.citations[].support``
+    for support scores (else ``support_fn(citation)`` when given), ``citations`` for documents;
+    a field the answer does not carry leaves its metrics out."""
     import numpy as np
 
     n = len(records)
@@ -681,10 +684,12 @@ def question_metrics(records: Sequence[Any]) -> tuple[dict[str, float | None], d
                 elif j == 0:
                     first_ok += 1
         checks = _first(res, ("trace", "validation", "citations"), ("trace", "citation_checks"))
+        cites = res.get("citations") if isinstance(res, Mapping) else None
         if isinstance(checks, list):
             support.extend(float(c["support"]) for c in checks if isinstance(c, Mapping)
                            and isinstance(c.get("support"), (int, float)))
-        cites = res.get("citations") if isinstance(res, Mapping) else None
+        elif support_fn is not None and r.status == "answered" and isinstance(cites, list):
+            support.extend(v for c in cites if isinstance(c, Mapping) and (v := support_fn(c)) is not None)
         if r.status == "answered" and isinstance(cites, list):
             per_answer.append(len(cites))
             exp_doc = r.gold.get("expected_doc_id")
@@ -760,10 +765,29 @@ def evaluate_questions(exp: Experiment, plan: RunPlan, shared: _Shared, run_dir:
     out = run_dir / "results.jsonl"
     BatchRunner(answerer, run_info(p), BatchOptions.from_config(cfg.batch)).run(qs, out, tick)
     records = list(scan_output(out, repair=False).records.values())
-    metrics, curves = question_metrics(records)
+    metrics, curves = question_metrics(records, _span_support(index))
     from rag.batch import model_ids
 
     return RunResult(metrics, (), curves, model_ids(p))
+
+
+def _span_support(index) -> Callable[[Mapping[str, Any]], float | None]:
+    """Lexical support of a resolved citation's claim against the exact span it cites (the
+    validator's default ``lexical`` score), for answers whose trace does not carry the scores."""
+    from rag.text import lexical_support
+
+    chunks = {c.evidence_id: c for c in index.chunks}
+
+    def fn(c: Mapping[str, Any]) -> float | None:
+        ch = chunks.get(str(c.get("evidence_id")))
+        claim = c.get("claim")
+        if ch is None or not isinstance(claim, str):
+            return None
+        a, b = int(c.get("start_char", ch.start_char)), int(c.get("end_char", ch.end_char))
+        text = ch.text[max(0, a - ch.start_char):max(0, b - ch.start_char)] or ch.text
+        return float(lexical_support(claim, text))
+
+    return fn
 
 
 # --------------------------------------------------------------------------- running an experiment

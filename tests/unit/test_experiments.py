@@ -338,3 +338,23 @@ def test_experiment_and_compare_commands(tmp_path, capsys):
     bad = experiment_file(tmp_path, grid={"retrieval.candidates": []})
     assert main(["experiment", str(bad), "--runs-dir", str(runs)]) == 2
     assert "expands to no run" in capsys.readouterr().err
+
+
+def test_support_is_recomputed_from_the_cited_span_when_the_trace_lacks_it(tmp_path):
+    from rag.experiments import _span_support
+    from rag.pipeline import Pipeline
+
+    p = Pipeline(load_config(write_config(tmp_path)))
+    index = p.new_index(p.load_corpus())
+    ch = next(c for c in index.chunks if c.document_id == "expense-policy")
+    fn = _span_support(index)
+    words = ch.text.split()
+    inside = {"evidence_id": ch.evidence_id, "claim": " ".join(words[:12]), "start_char": ch.start_char,
+              "end_char": ch.end_char}
+    assert fn(inside) == 1.0
+    outside = dict(inside, claim="zebra quantum saxophone")
+    assert fn(outside) == 0.0
+    assert fn(dict(inside, evidence_id="nope:1:0")) is None
+    recs = [_rec(0, "answered", {}, {"citations": [inside, outside], "trace": {}})]
+    m, curves = question_metrics(recs, fn)
+    assert m["citations.support.mean"] == 0.5 and curves["support"] == [1.0, 0.0]
