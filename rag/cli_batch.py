@@ -31,6 +31,7 @@ def cmd_batch(args) -> int:
         from rag.errors import RagError
 
         raise RagError("this version of rag has no Pipeline.answer(); `rag batch` needs the generation stage")
+    p.index  # fail fast (IndexNotFoundError: run `rag index`) instead of one failed line per question
     opts = BatchOptions.from_config(p.config.batch, concurrency=args.concurrency, retry_failed=args.retry_failed,
                                     sort_output=not args.no_sort, force=args.force)
     runner = BatchRunner(p, run_info(p), opts)

@@ -372,3 +372,14 @@ def test_rag_batch_cli_reports_bad_lines_and_stops_or_skips(tmp_path, capsys):
     assert main(["batch", str(q), "-o", str(out), "--config", str(cfg), "--on-invalid", "skip"]) == 0
     assert "skipped 2 bad input line(s): 2 (duplicate_id), 3 (malformed)" in capsys.readouterr().err
     assert [r["id"] for r in lines(out)] == ["a"]
+
+
+def test_rag_batch_cli_without_an_index_fails_before_writing_anything(tmp_path, capsys):
+    from rag.cli import main
+    from tests.conftest import write_config
+
+    cfg = write_config(tmp_path)
+    (tmp_path / "q.txt").write_text("hello?\n", encoding="utf-8")
+    assert main(["batch", str(tmp_path / "q.txt"), "-o", str(tmp_path / "o.jsonl"), "--config", str(cfg)]) == 2
+    assert "rag index" in capsys.readouterr().err
+    assert not (tmp_path / "o.jsonl").exists()
