@@ -194,7 +194,8 @@ def _plots(exp: Experiment, outs: Sequence[RunOutcome], exp_dir: Path, metrics: 
     if stages:
         import numpy as np
 
-        fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(stages) * max(1, len(outs)) ** 0.5 + 3), 3.8))
+        fig, ax = plt.subplots(figsize=(min(14.0, 3.0 + 0.9 * len(stages) + 0.08 * len(stages) * len(outs)),
+                                        4.0 + 0.18 * ((len(outs) + 2) // 3)))
         w = 0.8 / len(outs)
         x = np.arange(len(stages))
         for i, (lab, r) in enumerate(zip(labels, rows)):
@@ -209,7 +210,7 @@ def _plots(exp: Experiment, outs: Sequence[RunOutcome], exp_dir: Path, metrics: 
                 1e-9, min((r.get(f"latency.{s}.p50_ms") or 1e9) for r in rows for s in stages)):
             ax.set_yscale("log")
         ax.set_title("latency per stage")
-        ax.legend(fontsize=6, ncol=2)
+        ax.legend(fontsize=6, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.1), frameon=False)
         fig.tight_layout()
         made.append(_save(fig, exp_dir / "latency.png", plt))
 
