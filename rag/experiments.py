@@ -572,6 +572,17 @@ def _first(obj: Any, *paths: tuple[str, ...]) -> Any:
     return None
 
 
+def _known_values(module: str, literal: str) -> tuple[str, ...]:
+    """The values of a ``Literal`` type alias (drop reasons, violation codes), () if unavailable."""
+    import importlib
+    import typing
+
+    try:
+        return tuple(str(v) for v in typing.get_args(getattr(importlib.import_module(module), literal)))
+    except (ImportError, AttributeError):
+        return ()
+
+
 def question_metrics(records: Sequence[Any],
                      support_fn: Callable[[Mapping[str, Any]], float | None] | None = None
                      ) -> tuple[dict[str, float | None], dict]:
@@ -658,6 +669,8 @@ def question_metrics(records: Sequence[Any],
                 m[f"context.{name}.p50"] = round(float(np.percentile(vals, 50)), 4)
                 m[f"context.{name}.p95"] = round(float(np.percentile(vals, 95)), 4)
         m["context.truncation_rate"] = round(sum(trunc) / len(trunc), 6) if trunc else 0.0
+        for reason in _known_values("rag.context", "DropReason"):  # 0 for reasons that did not occur
+            dropped.setdefault(reason, 0)
         for reason, c in sorted(dropped.items()):
             m[f"context.dropped.{re.sub(r'[^a-z0-9_]', '_', reason.lower())}"] = round(c / n_manifest, 4)
 
@@ -702,6 +715,8 @@ def question_metrics(records: Sequence[Any],
     if attempts_total:
         m["citations.failure_rate"] = round(rejected / attempts_total, 6)
         m["citations.first_attempt_valid_rate"] = round(first_ok / n_gen, 6)
+        for code in _known_values("rag.validation", "ViolationCode"):  # 0 for codes that did not occur
+            codes.setdefault(code, 0)
         for c, k in sorted(codes.items()):
             m[f"citations.violations.{re.sub(r'[^a-z0-9_]', '_', str(c).lower())}"] = round(k / attempts_total, 6)
     if support:

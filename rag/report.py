@@ -351,7 +351,8 @@ class Comparison:
         w = max([len(m.name) for m in self.metrics] + [6])
         out.append(f"{'metric':<{w}} {'A':>12} {'B':>12} {'B - A':>12}  ")
         for m in self.metrics:
-            delta = "–" if m.delta is None else f"{m.delta:+.4f}" if abs(m.delta) < 100 else f"{m.delta:+.1f}"
+            delta = ("–" if m.delta is None else f"{m.delta:+.2f}" if m.name.endswith("_ms") or abs(m.delta) >= 100
+                     else f"{m.delta:+.4f}")
             mark = {"better": "better", "worse": "worse", "same": "", "n/a": ""}[m.verdict]
             out.append(f"{m.name:<{w}} {_fmt(m.name, m.a):>12} {_fmt(m.name, m.b):>12} {delta:>12}  {mark}")
         return "\n".join(out)
