@@ -233,24 +233,24 @@ def _abstention_plots(curves, exp_dir: Path, plt) -> list[Path]:
     import numpy as np
 
     made = []
-    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    fig, ax = plt.subplots(figsize=(8.8, 4.8))
     drawn: dict[str, Any] = {}
-    for o, c in curves:
+    markers = "osD^vP*Xh<>p"
+    for i, (o, c) in enumerate(curves):
         key = f"{c.get('scoring')}/{c.get('signal')}"
         if key not in drawn and c.get("risk_coverage"):
             pts = c["risk_coverage"]
             (line,) = ax.plot([p["coverage"] for p in pts], [1 - p["precision"] for p in pts], lw=1.2,
-                              label=f"curve: {c.get('signal')}")
+                              label=f"curve: top {c.get('signal')} score")
             drawn[key] = line.get_color()
         op = c.get("operating_point") or {}
         if op.get("coverage") is not None and op.get("risk") is not None:
-            ax.scatter([op["coverage"]], [op["risk"]], s=22, zorder=3, color=drawn.get(key, "black"))
-            ax.annotate(o.plan.label, (op["coverage"], op["risk"]), fontsize=6, xytext=(3, 3),
-                        textcoords="offset points")
+            ax.scatter([op["coverage"]], [op["risk"]], s=30, zorder=3, color=drawn.get(key, "black"),
+                       marker=markers[i % len(markers)], edgecolors="black", linewidths=0.4, label=o.plan.label)
     ax.set_xlabel("coverage (fraction answered)")
     ax.set_ylabel("risk (unanswerable among answered)")
-    ax.set_title("risk-coverage; dots = each run's operating point")
-    ax.legend(fontsize=7)
+    ax.set_title("risk-coverage; markers = each run's operating point")
+    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     made.append(_save(fig, exp_dir / "risk_coverage.png", plt))
 
