@@ -157,9 +157,10 @@ def main() -> None:
     from rag.batch import git_state
 
     machine = {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(),
-               "processor": platform.processor() or platform.machine()}
+               "processor": platform.processor() or platform.machine(),
+               "env": {k: os.environ.get(k) for k in ("OMP_WAIT_POLICY", "OMP_NUM_THREADS") if os.environ.get(k)}}
     commit, dirty = git_state()
-    print(f"\nmachine: {machine['platform']}, {machine['cpus']} CPUs, Python {machine['python']}; "
+    print(f"\nmachine: {machine['platform']}, {machine['cpus']} CPUs, Python {machine['python']}, env {machine['env']}; "
           f"commit {(commit or '?')[:10]}{'+dirty' if dirty else ''}")
     print(f"models: {rows[0]['models']}\n")
     names = [s for s in (*STAGES, "e2e_excl_llm") if any(s in r["latency_ms"] for r in rows)]
