@@ -312,7 +312,9 @@ class CrossEncoderReranker:
                 excluded.append(Excluded(c.chunk.evidence_id, "non_finite_fused_score"))
             else:
                 keep.append(c)
-        logits, lengths = self.scorer.score(q, [c.chunk.evidence_id for c in keep], [c.chunk.text for c in keep])
+        # Cache keys carry the text's hash too, so an edited chunk under the same id is scored again.
+        keys = [f"{c.chunk.evidence_id}#{hash(c.chunk.text):x}" for c in keep]
+        logits, lengths = self.scorer.score(q, keys, [c.chunk.text for c in keep])
         t1 = time.perf_counter()
         finite = np.isfinite(logits)
         for c, ok in zip(keep, finite):

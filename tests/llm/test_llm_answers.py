@@ -32,6 +32,7 @@ def pipeline(llama_server, tmp_path_factory):
         generation={"backend": "openai", "model": "smollm2-135m", "base_url": llama_server,
                     "api_key_env": "RAG_LLM_TEST_NO_KEY", "structured": "json_object_schema", "max_tokens": 300,
                     "timeout_s": 120, "max_retries": 1, "max_attempts": 2, "on_failure": "insufficient_evidence"},
+        gate={"fallback_threshold": -1.0},  # hashing embedder: let every question reach the model
     )
     p = Pipeline.from_config(cfg)
     p.build_index()
@@ -82,3 +83,18 @@ def test_local_llm_on_failure_error_raises_typed_error_or_answers(pipeline):
         assert len(exc.attempts) == 1 and exc.attempts[0].violations
     else:
         check_contract(out, prompt, 1)
+
+
+def test_whole_pipeline_answer_through_the_local_llm(pipeline):
+    """Pipeline.answer: retrieve, gate, context, the real server with schema-constrained output,
+    validation and regeneration; the result honours the contract and carries the trace."""
+    res = pipeline.answer(QUESTIONS[1])
+    t = res.trace
+    assert t.gate.answer and t.attempts and t.prompt_tokens > 0
+    assert {"generation", "validation", "context", "total"} <= set(t.timings_ms)
+    if res.status == "answered":
+        blocks = {b["source_id"]: b for b in t.manifest.blocks}
+        assert res.citations and all(blocks[c.source_id]["evidence_id"] == c.evidence_id for c in res.citations)
+        assert "http" not in res.answer
+    else:
+        assert res.citations == () and res.reason in ("model_abstained", "validation_failed")

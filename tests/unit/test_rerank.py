@@ -54,6 +54,7 @@ def test_only_top_n_are_scored_and_the_rest_follow_in_fused_order():
     scorer = FakeScorer()
     res = CrossEncoderReranker(scorer, Calibration(), top_n=3).rerank("vitamin", many)
     assert [len(keys) for _, keys in scorer.calls] == [3]
+    assert [k.split("#")[0] for k in scorer.calls[0][1]] == ["d0:1:0", "d1:1:0", "d2:1:0"]
     assert [c.evidence_id for c in res.candidates[3:]] == [f"d{i}:1:0" for i in range(3, 8)]
     assert all(c.logit is None for c in res.candidates[3:])
     scores = [c.score for c in res.candidates]
