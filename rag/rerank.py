@@ -89,16 +89,30 @@ def fit_platt(scores: Sequence[float], labels: Sequence[int], fitted_on: str = "
     if n_pos == 0 or n_neg == 0:
         raise InputError(f"fit_platt needs both classes, got {int(n_pos)} positives and {int(n_neg)} negatives")
     t = np.where(y > 0, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
+
+    def loss(a: float, b: float) -> float:
+        z = a * x + b  # cross-entropy against the smoothed targets, computed stably
+        return float(np.sum(np.logaddexp(0, z) - t * z))
+
     a, b = 0.0, math.log((n_pos + 1) / (n_neg + 1))
+    cur = loss(a, b)
     for _ in range(iters):
-        p = 1 / (1 + np.exp(-(a * x + b)))
+        p = 0.5 * (1 + np.tanh(0.5 * (a * x + b)))
         w = np.maximum(p * (1 - p), 1e-12)
         g = np.array([np.sum((p - t) * x), np.sum(p - t)])
         h = np.array([[np.sum(w * x * x), np.sum(w * x)], [np.sum(w * x), np.sum(w)]]) + 1e-9 * np.eye(2)
         step = np.linalg.solve(h, g)
-        a, b = a - step[0], b - step[1]
-        if np.max(np.abs(step)) < 1e-10:
+        # Damped Newton: halve the step until the loss goes down (near-separable data overshoots).
+        lr = 1.0
+        while lr > 1e-8 and loss(a - lr * step[0], b - lr * step[1]) > cur:
+            lr *= 0.5
+        if lr <= 1e-8:
             break
+        a, b = a - lr * step[0], b - lr * step[1]
+        new = loss(a, b)
+        if cur - new < 1e-10 * max(1.0, abs(cur)):
+            break
+        cur = new
     return Calibration(float(a), float(b), fitted_on, int(len(x)))
 
 
@@ -219,8 +233,9 @@ class CrossEncoderScorer:
             if max_length is None and meta.is_file():
                 max_length = int(json.loads(meta.read_text(encoding="utf-8")).get("max_length", 512))
         try:
+            # fp16-stored checkpoints run in fp32 on CPU (fp16 matmuls there are slow or unsupported).
             ce = CrossEncoder(str(path or self.model), device="cpu", max_length=max_length,
-                              activation_fn=torch.nn.Identity())
+                              activation_fn=torch.nn.Identity(), model_kwargs={"dtype": torch.float32})
         except Exception as exc:  # noqa: BLE001 - any loader failure becomes one typed error
             raise ModelLoadError(f"could not load cross-encoder {self.model!r}: {exc}") from exc
         self.max_length = max_length or int(getattr(ce, "max_seq_length", None) or 512)

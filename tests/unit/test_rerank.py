@@ -142,3 +142,12 @@ def test_check_checkpoint_explains_what_is_wrong(tmp_path):
         check_checkpoint(_folder(tmp_path / "e", {"config.json": two, "model.safetensors": "", "vocab.txt": "x"}))
     ok = '{"architectures": ["BertForSequenceClassification"], "id2label": {"0": "LABEL_0"}}'
     assert check_checkpoint(_folder(tmp_path / "f", {"config.json": ok, "model.safetensors": "", "vocab.txt": "x"}))
+
+
+def test_fit_platt_stays_finite_on_separable_data():
+    rng = np.random.default_rng(0)
+    x = np.r_[rng.normal(5, 1, 300), rng.normal(-5, 1, 8700)]
+    y = np.r_[np.ones(300), np.zeros(8700)].astype(int)
+    cal = fit_platt(x, y)
+    assert math.isfinite(cal.a) and math.isfinite(cal.b) and 0 < cal.a < 100
+    assert cal.probability(5.0) > 0.9 and cal.probability(-5.0) < 0.01
