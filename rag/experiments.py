@@ -21,6 +21,9 @@ made on; another experiment (or another dataset) in the same folder is refused.
 Dataset kinds:
 - ``beir``: a BEIR folder; retrieval metrics of bm25, dense, hybrid and (when enabled) rerank,
   per-stage latency per query. Same numbers as :func:`rag.evaluation.evaluate_retrieval`.
+  Queries are embedded in one batch (shared by runs with the same embedding settings), so
+  ``latency.search`` (bm25 + dense + fusion [+ rerank]) excludes query embedding;
+  ``latency.embed_query`` times the first 50 queries embedded one at a time.
 - ``abstention``: NoMIRACL JSONL or SQuAD 2.0 JSON (:func:`rag.abstention.load_labelled`);
   the configured gate on each question's own passages (scores are shared by runs whose
   scoring settings match, so a threshold sweep scores once).
@@ -455,19 +458,19 @@ def evaluate_beir(exp: Experiment, plan: RunPlan, shared: _Shared, progress: Pro
     rows = []
     import time as _t
 
+    qvecs, embed_sample_ms, embed_batched_ms = _query_vectors(p, cfg, [ds.queries[q] for q in qids], shared)
     for i, q in enumerate(qids):
         text = ds.queries[q]
         t0 = _t.perf_counter()
         bm = index.search_bm25(text, max(cfg.retrieval.bm25_top_k, depth))
         t1 = _t.perf_counter()
-        vec = p.embedder.embed_queries([text])[0]
+        vec = qvecs[i]
         t2 = _t.perf_counter()
         dn = index.search_dense(vec, max(cfg.retrieval.dense_top_k, depth))
         t3 = _t.perf_counter()
         fused = retr.fuse(text, bm, dn, candidates=depth * 4)
         t4 = _t.perf_counter()
-        timing = {"bm25": (t1 - t0) * 1e3, "embed_query": (t2 - t1) * 1e3, "dense": (t3 - t2) * 1e3,
-                  "fusion": (t4 - t3) * 1e3}
+        timing = {"bm25": (t1 - t0) * 1e3, "dense": (t3 - t2) * 1e3, "fusion": (t4 - t3) * 1e3}
         runs["bm25"][q] = _doc_rank([h.chunk.document_id for h in bm])
         runs["dense"][q] = _doc_rank([h.chunk.document_id for h in dn])
         runs["hybrid"][q] = _doc_rank([c.chunk.document_id for c in fused.candidates])
@@ -497,9 +500,33 @@ def evaluate_beir(exp: Experiment, plan: RunPlan, shared: _Shared, progress: Pro
         metrics[f"retrieval.final.{m}"] = metrics[f"retrieval.{final_name}.{m}"]
     for k, v in stages.items():
         metrics.update(_percentiles(v, f"latency.{k}"))
+    metrics.update(_percentiles(embed_sample_ms, "latency.embed_query"))
+    metrics["latency.embed_query_batched.mean_ms"] = round(embed_batched_ms, 4)
     from rag.batch import model_ids
 
     return RunResult(metrics, tuple(rows), None, model_ids(p))
+
+
+EMBED_SAMPLE = 50  # queries embedded one at a time to measure the embed_query stage
+
+
+def _query_vectors(p, cfg: RagConfig, texts: list[str], shared: _Shared):
+    """Query vectors embedded in one batch, shared by every run with the same embedding settings
+    (as rag.evaluation does), plus the one-at-a-time latency of the first EMBED_SAMPLE queries."""
+    e = cfg.model_dump(mode="json")["embedding"]
+    key = "qvec:" + _digest({"embedding": {k: v for k, v in e.items() if k not in ("batch_size", "threads", "cache_dir")},
+                             "texts": texts})
+    if key not in shared.data:
+        t = time.perf_counter()
+        vecs = p.embedder.embed_queries(texts)
+        batched = (time.perf_counter() - t) * 1e3 / max(1, len(texts))
+        sample = []
+        for text in texts[:EMBED_SAMPLE]:
+            t = time.perf_counter()
+            p.embedder.embed_queries([text])
+            sample.append((time.perf_counter() - t) * 1e3)
+        shared.data[key] = (vecs, sample, batched)
+    return shared.data[key]
 
 
 def _scoring_key(cfg: RagConfig) -> str:
