@@ -259,7 +259,7 @@ class CrossEncoderScorer:
         if todo:
             ce = self._load()
             pairs = [(query, texts[i]) for i in todo]
-            enc = self._tok([p[0] for p in pairs], [p[1] for p in pairs], truncation=False)["input_ids"]
+            enc = self._tok([p[0] for p in pairs], [p[1] for p in pairs], truncation=False, verbose=False)["input_ids"]
             logits = np.asarray(ce.predict(pairs, batch_size=self.batch_size, show_progress_bar=False),
                                 dtype=np.float64).reshape(-1)
             with self._lock:
