@@ -37,13 +37,14 @@ def _fmt(name: str, v: Any) -> str:
 
 
 def best_values(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str]) -> dict[str, float]:
-    """The best value of each ranked metric over the rows (max or min by its family)."""
+    """The best value of each ranked metric over the rows (max or min by its family); metrics
+    whose value is the same in every row have no best."""
     out = {}
     for m in metrics:
         d = metric_direction(m)
         vals = [r[m] for r in rows if isinstance(r.get(m), (int, float)) and math.isfinite(r[m])]
-        if d == "none" or len(vals) < 2:
-            continue
+        if d == "none" or len(vals) < 2 or max(vals) - min(vals) <= EPS * max(1.0, abs(max(vals))):
+            continue  # not ranked, or nothing to choose between
         out[m] = max(vals) if d == "max" else min(vals)
     return out
 

@@ -288,6 +288,9 @@ def test_markdown_table_marks_the_best_run_per_metric_by_direction():
     assert lines[2] == "| a | `h1` | 0.7000 | **5.00** ★ | 0.1000 |"
     assert lines[3] == "| b | `h2` | **0.7500** ★ | 9.00 | 0.3000 |"  # ties are all marked
     assert lines[4] == "| c | `h3` | **0.7500** ★ | 7.00 | – |"  # unranked metric: no star
+    same = markdown_table(["a", "b"], ["h1", "h2"], [{"retrieval.bm25.ndcg@10": 0.7}, {"retrieval.bm25.ndcg@10": 0.7}],
+                          ["retrieval.bm25.ndcg@10"])
+    assert "★" not in same  # the same value in every run: nothing to mark
 
 
 def test_compare_prints_deltas_with_direction_and_config_differences(tmp_path):
