@@ -97,3 +97,48 @@ def test_pipeline_retrieve_reranks_and_gates(tmp_path, tiny_cross_encoder):
     high = Pipeline(cfg.with_overrides({"gate.threshold": 1.01}))
     high._index = p.index
     assert high.retrieve("How many days of annual leave do new employees get?").decision.reason == "below_threshold"
+
+
+def test_train_reranker_end_to_end_on_a_tiny_set(tmp_path, tiny_cross_encoder, capsys):
+    """`rag train-reranker`: mine hard negatives with the project's retriever, train a few listwise
+    steps from a local body, save a checkpoint the CrossEncoder adapter loads, write a model card."""
+    import json
+
+    import yaml
+
+    from rag.cli import main
+
+    ds = tmp_path / "tinyset"
+    (ds / "qrels").mkdir(parents=True)
+    topics = ["solar panels convert sunlight", "vaccines train the immune system", "rivers carry sediment",
+              "bees pollinate flowers", "glaciers carve valleys", "volcanoes release ash", "tides follow the moon",
+              "forests store carbon", "deserts get little rain", "coral reefs host fish"]
+    (ds / "corpus.jsonl").write_text("\n".join(json.dumps({"_id": f"d{i}", "title": "", "text": t + " in nature."})
+                                               for i, t in enumerate(topics)) + "\n")
+    (ds / "queries.jsonl").write_text("\n".join(json.dumps({"_id": f"q{i}", "text": f"how {t}?"})
+                                                for i, t in enumerate(topics[:4])) + "\n")
+    (ds / "qrels" / "train.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\n" for i in range(4)))
+    retr = tmp_path / "retr.yaml"
+    retr.write_text(yaml.safe_dump({"bm25": {"analyzer": "english"}, "index": {"path": str(tmp_path / "idx")},
+                                    "embedding": {"backend": "hashing", "dim": 64, "cache_dir": None}}))
+    cfg = tmp_path / "train.yaml"
+    cfg.write_text(yaml.safe_dump({"name": "tiny", "base_model": str(tiny_cross_encoder), "output": "out",
+                                   "max_length": 32, "negatives": 3, "mine_depth": 6, "freeze_layers": 1,
+                                   "groups_per_step": 2, "sources": [{"path": str(ds), "split": "train",
+                                                                       "retrieval_config": str(retr)}]}))
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(tmp_path)  # the mined-groups cache goes under ./.rag/train
+    try:
+        assert main(["train-reranker", "--config", str(cfg)]) == 0
+    finally:
+        os.chdir(cwd)
+    out = tmp_path / "out"
+    card = json.loads((out / "model_card.json").read_text())
+    assert card["steps"] == 2 and card["training_groups"] == {"tinyset": 4} and card["seed"] == 13
+    groups = [json.loads(x) for x in (tmp_path / ".rag/train/tiny/groups.jsonl").read_text().splitlines()]
+    for g in groups:  # hard negatives are never the query's relevant document
+        assert g["positive"] not in g["negatives"] and len(g["negatives"]) == 3
+    logits, _ = CrossEncoderScorer(str(out)).score("how bees pollinate flowers?", ["a"], ["bees pollinate flowers"])
+    assert logits.shape == (1,)
