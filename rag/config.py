@@ -130,6 +130,7 @@ class RerankConfig(_Section):
     batch_size: int = Field(16, gt=0)
     max_length: int | None = Field(None, gt=0)  # None: the checkpoint's own (rag_reranker.json)
     blend_weight: float = Field(0.5, ge=0, le=1)  # weight of the z-scored logit vs the z-scored fused score
+    quantize: bool = False  # dynamic int8 Linear layers on CPU (see README benchmarks for speed and quality)
     languages: tuple[str, ...] = ("en",)  # other query languages keep the fused order (see README)
     calibration: str | None = None  # calibration.json; None: the one beside the model
 

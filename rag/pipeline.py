@@ -157,7 +157,7 @@ class Pipeline:
             if model != "default" and self.config.resolve(model).exists():
                 model = str(self.config.resolve(model))
             cal = Calibration.load(self.config.resolve(r.calibration)) if r.calibration else None
-            self._reranker = CrossEncoderReranker(CrossEncoderScorer(model, r.max_length, r.batch_size), cal,
+            self._reranker = CrossEncoderReranker(CrossEncoderScorer(model, r.max_length, r.batch_size, quantize=r.quantize), cal,
                                                   top_n=r.top_n, blend_weight=r.blend_weight, languages=r.languages)
         return self._reranker
 

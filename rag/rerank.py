@@ -196,8 +196,9 @@ class CrossEncoderScorer:
     """Lazy ``sentence_transformers.CrossEncoder`` over a model name or local path; returns raw logits."""
 
     def __init__(self, model: str = "default", max_length: int | None = None, batch_size: int = 16,
-                 cache_size: int = 100_000) -> None:
+                 cache_size: int = 100_000, quantize: bool = False) -> None:
         self.model = model
+        self.quantize = quantize  # dynamic int8 quantization of the Linear layers (CPU)
         self.max_length = max_length
         self.batch_size = batch_size
         self.cache_size = cache_size
@@ -215,7 +216,8 @@ class CrossEncoderScorer:
 
     @property
     def model_id(self) -> str:
-        return f"cross-encoder:{'default:' + DEFAULT_RERANKER.name if self.model == 'default' else self.model}"
+        name = "default:" + DEFAULT_RERANKER.name if self.model == "default" else self.model
+        return f"cross-encoder:{name}" + (":int8" if self.quantize else "")
 
     def _load(self):
         if self._ce is not None:
@@ -238,6 +240,8 @@ class CrossEncoderScorer:
                               activation_fn=torch.nn.Identity(), model_kwargs={"dtype": torch.float32})
         except Exception as exc:  # noqa: BLE001 - any loader failure becomes one typed error
             raise ModelLoadError(f"could not load cross-encoder {self.model!r}: {exc}") from exc
+        if self.quantize:
+            ce[0].model = torch.ao.quantization.quantize_dynamic(ce[0].model, {torch.nn.Linear}, dtype=torch.qint8)
         self.max_length = max_length or int(getattr(ce, "max_seq_length", None) or 512)
         self._tok = ce.tokenizer
         self._ce = ce

@@ -42,17 +42,7 @@ def passages(n: int, seed: int) -> list[Candidate]:
 
 
 def quantized(scorer: CrossEncoderScorer) -> CrossEncoderScorer:
-    import torch
-
-    q = CrossEncoderScorer(scorer.model, scorer.max_length, scorer.batch_size, cache_size=0)
-    ce = q._load()
-    hf = ce[0].auto_model if hasattr(ce[0], "auto_model") else ce.model
-    qmodel = torch.ao.quantization.quantize_dynamic(hf, {torch.nn.Linear}, dtype=torch.qint8)
-    if hasattr(ce[0], "auto_model"):
-        ce[0].auto_model = qmodel
-    else:
-        ce.model = qmodel
-    return q
+    return CrossEncoderScorer(scorer.model, scorer.max_length, scorer.batch_size, cache_size=0, quantize=True)
 
 
 def bench(name: str, scorer: CrossEncoderScorer, repeats: int) -> list[dict]:

@@ -58,9 +58,10 @@ def test_bi_encoder_folder_is_refused_before_torch_sees_it():
         scorer.score("q", ["a"], ["text"])
 
 
-def test_committed_default_reranker_loads_offline_and_ranks_sensibly():
+@pytest.mark.parametrize("quantize", [False, True])
+def test_committed_default_reranker_loads_offline_and_ranks_sensibly(quantize):
     assert (DEFAULT_RERANKER / "model.safetensors").stat().st_size < 50 * 2**20
-    r = CrossEncoderReranker(CrossEncoderScorer("default"))
+    r = CrossEncoderReranker(CrossEncoderScorer("default", quantize=quantize))
     assert r.calibration.calibrated
     cases = [
         ("what is the boiling point of water at sea level",
