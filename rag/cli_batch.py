@@ -86,6 +86,9 @@ def cmd_experiment(args) -> int:
         bars[stage].refresh()
 
     runner = ExperimentRunner(exp, args.runs_dir, force=args.force, progress=progress)
+    if args.prune:
+        for d in runner.prune():
+            print(f"removed {d} (not in the current grid)", file=sys.stderr)
     if args.dry_run:
         runner.check_dir()
         for plan, done in runner.status():
@@ -150,6 +153,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--dry-run", action="store_true", help="list the runs (hash, done or not) and exit")
     s.add_argument("--report-only", action="store_true", help="rewrite the report from the complete runs")
     s.add_argument("--no-plots", action="store_true")
+    s.add_argument("--prune", action="store_true", help="first remove run folders that are not in the current grid")
     s.set_defaults(func=cmd_experiment)
 
     s = sub.add_parser("compare", help="side-by-side metric deltas of two experiment runs")

@@ -882,6 +882,19 @@ class ExperimentRunner:
         """(plan, complete) for every run of the grid, without computing anything."""
         return [(pl, _is_run_dir(self.exp_dir / pl.config_hash)) for pl in self.exp.runs]
 
+    def prune(self) -> list[Path]:
+        """Remove the run folders of this experiment that are not in the current grid (e.g. made
+        before the base config changed); returns what was removed."""
+        self.check_dir()
+        keep = {pl.config_hash for pl in self.exp.runs}
+        gone = []
+        if self.exp_dir.is_dir():
+            for d in sorted(self.exp_dir.iterdir()):
+                if d.is_dir() and d.name not in keep and (_is_run_dir(d) or d.name.startswith(".partial-")):
+                    shutil.rmtree(d)
+                    gone.append(d)
+        return gone
+
     def run(self) -> ExperimentResult:
         self.check_dir()
         self.exp_dir.mkdir(parents=True, exist_ok=True)

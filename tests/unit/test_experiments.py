@@ -145,6 +145,13 @@ def test_beir_runs_match_evaluate_retrieval_and_are_not_recomputed(tmp_path):
     assert [o.status for o in res2.outcomes] == ["reused", "reused", "computed"]
     assert (res.outcomes[0].run_dir / "metrics.json").stat().st_mtime_ns == stamp
     assert not list((runs_dir / "exp").glob(".partial-*"))
+    # the grid shrinks: --prune removes the run folders no longer in it, nothing else
+    p = experiment_file(tmp_path, grid={"retrieval.fusion.method": ["weighted"]})
+    runner = ExperimentRunner(load_experiment(p), runs_dir)
+    removed = runner.prune()
+    assert len(removed) == 2 and all(not d.exists() for d in removed)
+    assert [done for _, done in runner.status()] == [True]
+    assert (runs_dir / "exp" / "experiment.json").is_file()
 
 
 def test_a_folder_of_another_experiment_is_refused_without_force(tmp_path):
