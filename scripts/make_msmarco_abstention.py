@@ -1,0 +1,73 @@
+"""Build an English NoMIRACL-style abstention set from MS MARCO dev queries unused in training.
+
+For each sampled query the hybrid retriever (configs/en.yaml) returns its top passages from
+the MS MARCO passage pool. Half of the queries (by hash) become *answerable*: their judged
+relevant passage plus the top non-relevant ones; the other half *unanswerable*: only
+non-relevant passages (NoMIRACL's construction). Queries used to train the reranker (from
+its groups.jsonl) are excluded. Writes JSONL in the NoMIRACL layout:
+
+    python scripts/make_msmarco_abstention.py --groups .rag/train/reranker-minilm-listwise/groups.jsonl \
+        --queries 600 --out .rag/data/msmarco_en_abstention.jsonl
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rag.config import load_config  # noqa: E402
+from rag.loaders import load_beir  # noqa: E402
+from rag.pipeline import Pipeline  # noqa: E402
+from rag.rerank_train import in_holdout  # noqa: E402
+from rag.retrieval import HybridRetriever  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dataset", default="../shared/data/msmarco/en")
+    ap.add_argument("--config", default="configs/en.yaml")
+    ap.add_argument("--groups", required=True)
+    ap.add_argument("--queries", type=int, default=600)
+    ap.add_argument("--passages", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--out", default=".rag/data/msmarco_en_abstention.jsonl")
+    args = ap.parse_args()
+    ds = load_beir(args.dataset, "test")
+    used = {json.loads(x)["query_id"] for x in open(args.groups, encoding="utf-8") if json.loads(x)["source"] == ds.name}
+    pool = sorted(q for q in ds.qrels if q not in used)
+    random.Random(args.seed).shuffle(pool)
+    qids = sorted(pool[: args.queries])
+    pipe = Pipeline(load_config(args.config))
+    index = pipe.new_index(ds.corpus)
+    retr = HybridRetriever(index, pipe.embedder, pipe.config.retrieval)
+    text = {c.document_id: c.text for c in index.chunks}
+    qv = pipe.embedder.embed_queries([ds.queries[q] for q in qids])
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    n_ans = 0
+    with open(out, "w", encoding="utf-8") as fh:
+        for i, q in enumerate(qids):
+            t = ds.queries[q]
+            fused = retr.fuse(t, index.search_bm25(t, 100), index.search_dense(qv[i], 100), candidates=60)
+            rel = {d for d, r in ds.qrels[q].items() if r > 0}
+            neg = []
+            for c in fused.candidates:
+                d = c.chunk.document_id
+                if d not in rel and d not in neg:
+                    neg.append(d)
+            answerable = not in_holdout("msmarco-abstention", q, 50)
+            docs = (sorted(rel)[:1] + neg[: args.passages - 1]) if answerable else neg[: args.passages]
+            n_ans += answerable
+            fh.write(json.dumps({"query_id": q, "question": t, "answerable": answerable,
+                                 "passages": [{"docid": d, "title": "", "text": text[d]} for d in docs]},
+                                ensure_ascii=False) + "\n")
+    print(f"wrote {out}: {len(qids)} questions, {n_ans} answerable")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
