@@ -38,10 +38,12 @@ class Pipeline:
     >>> p.search("연차 휴가는 며칠인가요?").candidates[0].chunk.evidence_id  # doctest: +SKIP
     """
 
-    def __init__(self, config: RagConfig, embedder: Embedder | None = None) -> None:
+    def __init__(self, config: RagConfig, embedder: Embedder | None = None, index: HybridIndex | None = None) -> None:
+        """``embedder`` and ``index`` reuse already-built components (e.g. an in-memory index from
+        :meth:`new_index` shared by several configs); by default both are made lazily from the config."""
         self.config = config
         self._embedder = embedder
-        self._index: HybridIndex | None = None
+        self._index: HybridIndex | None = index
         self._prompt_builder: PromptBuilder | None = None
         self._reranker: CrossEncoderReranker | None = None
         self._generator: Generator | None = None

@@ -25,9 +25,7 @@ def built(tmp_path_factory):
 
 
 def derived(p: Pipeline, **overrides) -> Pipeline:
-    q = Pipeline(p.config.with_overrides(overrides), embedder=p.embedder)
-    q._index = p.index
-    return q
+    return Pipeline(p.config.with_overrides(overrides), embedder=p.embedder, index=p.index)
 
 
 def test_gate_abstention_never_calls_the_generator(built):
