@@ -254,11 +254,15 @@ class Pipeline:
         got = await asyncio.to_thread(self.retrieve, q)
         if not got.decision.answer:
             return self._result(q, got, None, None, t0)
-        t1 = time.perf_counter()
-        prompt = await asyncio.to_thread(self.prompt_builder.build, q, got.evidence(), history)
-        context_ms = (time.perf_counter() - t1) * 1e3
+        # Timed inside the worker thread, so waiting for the executor is not counted as context time.
+        prompt, context_ms = await asyncio.to_thread(self._timed_prompt, q, got, history)
         outcome = await agenerate_answer(prompt, self.generator, self.validator, self.config.generation, question=q)
         return self._result(q, got, prompt, outcome, t0, context_ms)
+
+    def _timed_prompt(self, q: str, got: "Retrieved", history: Sequence[Turn]) -> tuple[Prompt, float]:
+        t = time.perf_counter()
+        prompt = self.prompt_builder.build(q, got.evidence(), history)
+        return prompt, (time.perf_counter() - t) * 1e3
 
     def _result(self, q: str, got: "Retrieved", prompt: Prompt | None, outcome: AnswerOutcome | None, t0: float,
                 context_ms: float = 0.0) -> AnswerResult:
