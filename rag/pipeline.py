@@ -292,7 +292,8 @@ class Pipeline:
         trace = AnswerTrace(timings, got.decision, bool(rr and rr.applied), rr.reason if rr is not None else "disabled",
                             cands, tuple((e.evidence_id, e.reason) for e in (rr.excluded if rr else ())),
                             prompt.manifest if prompt is not None else None, attempts, usage_p, usage_c,
-                            self.config.hash, model_ids)
+                            self.config.hash, model_ids,
+                            outcome.report.citations if outcome is not None and outcome.report is not None else ())
         if outcome is None:
             return AnswerResult(q, "insufficient_evidence", "", (), got.decision.reason, trace)
         return AnswerResult(q, outcome.status, outcome.answer, outcome.citations, outcome.reason, trace)

@@ -36,6 +36,7 @@ class AnswerTrace:
     completion_tokens: int
     config_hash: str
     model_ids: Mapping[str, str]
+    checks: tuple = ()  # tuple[rag.validation.CitationCheck, ...]: per-citation support of the last attempt
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "timings_ms", MappingProxyType(dict(self.timings_ms)))
@@ -58,6 +59,8 @@ class AnswerTrace:
                       "total_tokens": self.total_tokens},
             "config_hash": self.config_hash,
             "model_ids": dict(self.model_ids),
+            "citation_checks": [{"source_id": c.source_id, "known": c.known, "quote_found": c.quote_found,
+                                 "support": round(c.support, 4), "supported": c.supported} for c in self.checks],
         }
 
 

@@ -59,6 +59,9 @@ def test_extractive_default_answers_with_server_resolved_citations(built):
         assert re.search(r"\[S\d+\]", sentence)
     assert {"bm25", "dense", "fusion", "context", "generation", "validation", "total"} <= set(res.trace.timings_ms)
     assert res.trace.model_ids["embedding"].startswith("hashing")
+    checks = res.trace.to_json()["citation_checks"]  # per-citation support, not just pass/fail
+    assert len(checks) == len(res.citations) and all(c["quote_found"] and c["supported"] for c in checks)
+    assert all(c["support"] >= p.config.validation.support_threshold for c in checks)
 
 
 def test_aanswer_gives_the_same_result(built):
