@@ -301,6 +301,17 @@ class OpenAIGenerator:
         c = self.config
         return min(c.backoff_max_s, c.backoff_s * (2 ** retry))
 
+    def _retry_or_raise(self, exc: Exception, retry: int, request: GenerationRequest) -> float:
+        """The delay before retry ``retry + 1`` of a failed call, or the typed error when giving up.
+        Shared by :meth:`generate` and :meth:`agenerate`; only their sleeping differs."""
+        kind = _retry_kind(exc)
+        if kind == "fatal" or retry >= self.config.max_retries:
+            raise self._give_up(exc, kind, retry + 1) from exc
+        delay = self._delay(retry)
+        logger.warning("generation attempt %d: %s (%s); retry %d/%d in %.2fs", request.attempt,
+                       type(exc).__name__, kind, retry + 1, self.config.max_retries, delay)
+        return delay
+
     def _give_up(self, exc: BaseException, kind: str, tries: int) -> GenerationError:
         c = self.config
         where = c.base_url or "the OpenAI API"
@@ -343,13 +354,7 @@ class OpenAIGenerator:
             except GenerationError:
                 raise
             except Exception as exc:
-                kind = _retry_kind(exc)
-                if kind == "fatal" or retry >= self.config.max_retries:
-                    raise self._give_up(exc, kind, retry + 1) from exc
-                delay = self._delay(retry)
-                logger.warning("generation attempt %d: %s (%s); retry %d/%d in %.2fs", request.attempt,
-                               type(exc).__name__, kind, retry + 1, self.config.max_retries, delay)
-                self._sleep(delay)
+                self._sleep(self._retry_or_raise(exc, retry, request))
                 retry += 1
 
     async def agenerate(self, request: GenerationRequest) -> GenerationOutput:
@@ -363,13 +368,7 @@ class OpenAIGenerator:
             except GenerationError:
                 raise
             except Exception as exc:
-                kind = _retry_kind(exc)
-                if kind == "fatal" or retry >= self.config.max_retries:
-                    raise self._give_up(exc, kind, retry + 1) from exc
-                delay = self._delay(retry)
-                logger.warning("generation attempt %d: %s (%s); retry %d/%d in %.2fs", request.attempt,
-                               type(exc).__name__, kind, retry + 1, self.config.max_retries, delay)
-                await asyncio.sleep(delay)
+                await asyncio.sleep(self._retry_or_raise(exc, retry, request))
                 retry += 1
 
 
