@@ -274,19 +274,25 @@ def _validate(data: object, *, source: str, base_dir: str) -> RagConfig:
         raise ConfigError(_format_errors(exc, source)) from None
 
 
+def read_yaml(path: Path, error: type[ConfigError] = ConfigError, missing_hint: str = "") -> object:
+    """Parse a YAML file; a missing file, bad YAML or non-UTF-8 text raise ``error`` naming the file."""
+    import yaml
+
+    if not path.is_file():
+        raise error(f"{missing_hint or 'file'} not found: {path}")
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise error(f"{path}: not valid YAML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: not UTF-8 text ({exc})") from None
+
+
 def load_config(path: str | Path | None = None) -> RagConfig:
     """Load and validate a YAML config; ``None`` gives the defaults (paths relative to CWD)."""
     if path is None:
         return _validate({}, source="<defaults>", base_dir=".")
-    import yaml
-
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"config file not found: {p} (pass --config with an existing YAML file)")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{p}: not valid YAML: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{p}: not UTF-8 text ({exc})") from None
-    return _validate(data, source=str(p), base_dir=str(p.resolve().parent))
+    return _validate(read_yaml(p), source=str(p), base_dir=str(p.resolve().parent))

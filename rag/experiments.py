@@ -51,7 +51,7 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from rag.config import RagConfig, load_config
+from rag.config import RagConfig, load_config, read_yaml
 from rag.errors import ConfigError
 
 logger = logging.getLogger(__name__)
@@ -269,17 +269,10 @@ def _labels(points: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def load_experiment(path: str | Path) -> Experiment:
     """Read, validate and expand an experiment file; every run's config is validated up front."""
-    import yaml
-
     p = Path(path)
     if not p.is_file():
         raise ExperimentError(f"experiment file not found: {p} (see configs/experiments/ for examples)")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ExperimentError(f"{p}: not valid YAML: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ExperimentError(f"{p}: not UTF-8 text ({exc})") from None
+    data = read_yaml(p, ExperimentError)
     if not isinstance(data, dict):
         raise ExperimentError(f"{p}: the top level must be a mapping (name, dataset, base_config, grid …)")
     try:

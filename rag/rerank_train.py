@@ -18,7 +18,7 @@ import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Literal, Sequence
+from typing import Callable, Iterator, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -66,12 +66,10 @@ class TrainConfig(_Section):
 
 
 def load_train_config(path: str | Path) -> TrainConfig:
-    import yaml
+    from rag.config import read_yaml
 
     p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"reranker training config not found: {p}")
-    data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    data = read_yaml(p, missing_hint="reranker training config") or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{p}: the top level must be a mapping")
     try:
