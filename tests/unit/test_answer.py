@@ -9,7 +9,6 @@ import re
 import pytest
 
 from rag.config import load_config
-from rag.generation import ExtractiveGenerator
 from rag.pipeline import Pipeline
 from rag.prompting import DEFAULT_SYSTEM_PROMPT
 from tests.conftest import write_config
