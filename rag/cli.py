@@ -206,12 +206,11 @@ def cmd_ask(args) -> int:
     return 0
 
 
-def cmd_eval_retrieval(args) -> int:
+def _progress_bars():
+    """A ``progress(stage, done, total)`` callback with one tqdm bar per stage; the ``embed`` stage
+    reports increments (chunks embedded per batch), every other stage its running count."""
     from tqdm import tqdm
 
-    from rag.evaluation import evaluate_retrieval
-
-    p = _pipeline(args)
     bars: dict[str, tqdm] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
@@ -222,6 +221,14 @@ def cmd_eval_retrieval(args) -> int:
         else:
             bars[stage].n = done
             bars[stage].refresh()
+    return progress, bars
+
+
+def cmd_eval_retrieval(args) -> int:
+    from rag.evaluation import evaluate_retrieval
+
+    p = _pipeline(args)
+    progress, bars = _progress_bars()
 
     try:
         qf = None
@@ -246,19 +253,6 @@ def cmd_eval_retrieval(args) -> int:
         Path(args.json).write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"wrote {args.json}")
     return 0
-
-
-def _progress_bars():
-    from tqdm import tqdm
-
-    bars: dict[str, tqdm] = {}
-
-    def progress(stage: str, done: int, total: int) -> None:
-        if stage not in bars:
-            bars[stage] = tqdm(total=total or None, desc=stage, file=sys.stderr, disable=None, dynamic_ncols=True)
-        bars[stage].n = done
-        bars[stage].refresh()
-    return progress, bars
 
 
 def cmd_train_reranker(args) -> int:
