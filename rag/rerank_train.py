@@ -119,12 +119,9 @@ def mine_groups(cfg: TrainConfig, progress: Callable[[str, int, int], None] | No
         if src.max_queries:
             rng.shuffle(qids)
             qids = sorted(qids[: src.max_queries])
-        qvecs = pipe.embedder.embed_queries([ds.queries[q] for q in qids])
-        for i, q in enumerate(qids):
+        results = retr.search_many([ds.queries[q] for q in qids], candidates=cfg.mine_depth * 3)
+        for i, (q, fused) in enumerate(zip(qids, results)):
             text = ds.queries[q]
-            bm = index.search_bm25(text, pipe.config.retrieval.bm25_top_k)
-            dn = index.search_dense(qvecs[i], pipe.config.retrieval.dense_top_k)
-            fused = retr.fuse(text, bm, dn, candidates=cfg.mine_depth * 3)
             rel = {d for d, r in ds.qrels[q].items() if r > 0}
             seen: list[str] = []
             for c in fused.candidates:

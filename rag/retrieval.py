@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Sequence
 
 from rag.config import RetrievalConfig
 from rag.embedders import Embedder
@@ -51,6 +52,14 @@ class HybridRetriever:
         timings = {"bm25": (t1 - t0) * 1e3, "embed_query": (t2 - t1) * 1e3, "dense": (t3 - t2) * 1e3,
                    "fusion": (t4 - t3) * 1e3}
         return SearchResult(q, result.candidates, timings)
+
+    def search_many(self, queries: Sequence[str], candidates: int | None = None) -> list[SearchResult]:
+        """Fused candidates for many queries, embedding them in one batch (evaluation, training, scripts)."""
+        qs = [check_query(q) for q in queries]
+        vecs = self.embedder.embed_queries(qs) if qs else []
+        return [self.fuse(q, self.index.search_bm25(q, self.config.bm25_top_k),
+                          self.index.search_dense(v, self.config.dense_top_k), candidates)
+                for q, v in zip(qs, vecs)]
 
     def fuse(self, query: str, bm: list[ScoredChunk], dn: list[ScoredChunk], candidates: int | None = None) -> SearchResult:
         f = self.config.fusion

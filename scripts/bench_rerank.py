@@ -82,9 +82,8 @@ def quality(scorer_fp32, scorer_int8, max_queries: int) -> dict | None:
     out = {"n_queries": len(qids)}
     rerankers = {"fp32": CrossEncoderReranker(scorer_fp32, top_n=30), "int8": CrossEncoderReranker(scorer_int8, top_n=30)}
     scores = {k: [] for k in rerankers}
-    for q in qids:
+    for q, fused in zip(qids, retr.search_many([ds.queries[q] for q in qids], candidates=30)):
         t = ds.queries[q]
-        fused = retr.fuse(t, index.search_bm25(t, 100), index.search_dense(pipe.embedder.embed_queries([t])[0], 100), 30)
         for k, r in rerankers.items():
             res = r.rerank(t, fused.candidates)
             scores[k].append(ndcg_at_k(dedupe_docs([c.candidate.chunk.document_id for c in res.candidates]), ds.qrels[q], 10))

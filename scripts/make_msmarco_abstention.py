@@ -45,14 +45,13 @@ def main() -> int:
     index = pipe.new_index(ds.corpus)
     retr = HybridRetriever(index, pipe.embedder, pipe.config.retrieval)
     text = {c.document_id: c.text for c in index.chunks}
-    qv = pipe.embedder.embed_queries([ds.queries[q] for q in qids])
+    searched = retr.search_many([ds.queries[q] for q in qids], candidates=60)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     n_ans = 0
     with open(out, "w", encoding="utf-8") as fh:
-        for i, q in enumerate(qids):
+        for q, fused in zip(qids, searched):
             t = ds.queries[q]
-            fused = retr.fuse(t, index.search_bm25(t, 100), index.search_dense(qv[i], 100), candidates=60)
             rel = {d for d, r in ds.qrels[q].items() if r > 0}
             neg = []
             for c in fused.candidates:

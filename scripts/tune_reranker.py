@@ -53,14 +53,13 @@ def main() -> int:
     retr = HybridRetriever(index, pipe.embedder, pipe.config.retrieval)
     scorer = CrossEncoderScorer(str(Path(args.model).resolve()), batch_size=32)
     rerankers = {w: CrossEncoderReranker(scorer, top_n=30, blend_weight=w) for w in WEIGHTS}
-    qvecs = pipe.embedder.embed_queries([ds.queries[q] for q in qids])
+    searched = retr.search_many([ds.queries[q] for q in qids], candidates=30)
     ndcg = {w: [] for w in WEIGHTS}
     ndcg["hybrid"] = []
     logits, labels = [], []
     t0 = time.perf_counter()
-    for i, q in enumerate(qids):
+    for i, (q, fused) in enumerate(zip(qids, searched)):
         text = ds.queries[q]
-        fused = retr.fuse(text, index.search_bm25(text, 100), index.search_dense(qvecs[i], 100), candidates=30)
         rels = ds.qrels[q]
         ndcg["hybrid"].append(ndcg_at_k(dedupe_docs([c.chunk.document_id for c in fused.candidates]), rels, 10))
         for w, r in rerankers.items():  # the scorer caches logits, so each extra weight is free

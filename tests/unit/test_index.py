@@ -265,3 +265,17 @@ def test_searches_in_other_threads_see_a_consistent_index_during_updates(tmp_pat
     assert not errors, errors[0]
     assert ("pw", "r14") in idx.documents and ("pw", "1") not in idx.documents
     assert len(idx.chunks) == len(idx.bm25) == idx.embeddings.shape[0]
+
+
+def test_search_many_equals_search_one_by_one(tmp_path):
+    p = _pipe(tmp_path)
+    p.build_index(_docs())
+    qs = ["How often must passwords change?", "연차 휴가는 며칠인가요?", "per diem"]
+    many = p.retriever.search_many(qs, candidates=4)
+    assert [r.query for r in many] == qs
+    for q, r in zip(qs, many):
+        one = p.search(q, candidates=4)
+        assert [(c.chunk.evidence_id, c.score) for c in r.candidates] == [(c.chunk.evidence_id, c.score) for c in one.candidates]
+    assert p.retriever.search_many([]) == []
+    with pytest.raises(EmptyQueryError):
+        p.retriever.search_many(["ok", "  "])
