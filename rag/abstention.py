@@ -238,13 +238,6 @@ def _top(sq: ScoredQuestion, signal: str) -> float | None:
     return vals[0] if vals else None
 
 
-def gate_signal(sq: ScoredQuestion, gate) -> tuple[str, str]:
-    """(signal, config key of its threshold) the gate uses for this question."""
-    if gate.signal == "probability" and (sq.rerank is None or not sq.rerank.applied):
-        return gate.fallback_signal, "gate.fallback_threshold"
-    return gate.signal, "gate.threshold"
-
-
 def signal_aurocs(scored: Sequence[ScoredQuestion]) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
     for sig in SIGNALS:
@@ -314,10 +307,12 @@ def calibrate(pipeline, scored: Sequence[ScoredQuestion], target_precision: floa
     """Fit the threshold the gate uses (per signal group) for ``target_precision``; save JSON + PNGs."""
     if not scored:
         raise InputError("no questions to calibrate on")
+    from rag.gate import active_signal
+
     gate = pipeline.config.gate
     groups: dict[tuple[str, str], list[ScoredQuestion]] = {}
     for sq in scored:
-        groups.setdefault(gate_signal(sq, gate), []).append(sq)
+        groups.setdefault(active_signal(gate, sq.rerank), []).append(sq)
     updates: dict[str, float] = {}
     fitted = {}
     for (sig, key), qs in sorted(groups.items()):

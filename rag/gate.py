@@ -51,6 +51,14 @@ def signal_values(signal: str, candidates: Sequence[Candidate], rerank: RerankRe
     return sorted((float(v) for v in vals if math.isfinite(v)), reverse=True)
 
 
+def active_signal(config: GateConfig, rerank: RerankResult | None) -> tuple[str, str]:
+    """(signal, config key of its threshold) the gate uses: the reranker probability when the
+    reranker ran, else the fallback signal (``none`` means answer without a check)."""
+    if config.signal == "probability" and (rerank is None or not rerank.applied):
+        return config.fallback_signal, "gate.fallback_threshold"
+    return config.signal, "gate.threshold"
+
+
 class Gate:
     def __init__(self, config: GateConfig) -> None:
         self.config = config
@@ -61,12 +69,14 @@ class Gate:
             return GateDecision(True, "gate_disabled", "none", None, float("-inf"), 0, 0)
         if not candidates:
             return GateDecision(False, NO_CANDIDATES, cfg.signal, None, cfg.threshold, 0, cfg.min_supporting)
-        signal, threshold, support = cfg.signal, cfg.threshold, cfg.support_threshold
-        if signal == "probability" and (rerank is None or not rerank.applied):
-            if cfg.fallback_signal == "none":
-                return GateDecision(True, ANSWER, "none", None, float("-inf"), len(candidates), 0)
-            signal, threshold, support = cfg.fallback_signal, cfg.fallback_threshold, None
-        support = threshold if support is None else support
+        signal, key = active_signal(cfg, rerank)
+        if signal == "none":
+            return GateDecision(True, ANSWER, "none", None, float("-inf"), len(candidates), 0)
+        if key == "gate.threshold":
+            threshold = cfg.threshold
+            support = threshold if cfg.support_threshold is None else cfg.support_threshold
+        else:
+            threshold = support = cfg.fallback_threshold
         vals = signal_values(signal, candidates, rerank)
         if not vals:
             return GateDecision(False, NO_VALID_SCORES, signal, None, threshold, 0, cfg.min_supporting)
