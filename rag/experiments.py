@@ -412,10 +412,8 @@ class _Shared:
 
         e = cfg.model_dump(mode="json")["embedding"]
         key = _digest({k: v for k, v in e.items() if k not in ("batch_size", "threads")})
-        p = Pipeline(cfg, embedder=self.embedders.get(key))
+        p = Pipeline(cfg, embedder=self.embedders.get(key), index=index)
         self.embedders[key] = p.embedder
-        if index is not None:
-            p._index = index  # noqa: SLF001 - an in-memory index for this run (Pipeline has no index= argument yet)
         return p
 
 

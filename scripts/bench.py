@@ -83,7 +83,7 @@ def run_one(n: int, n_queries: int, rerank: str) -> dict:
     idx.add(docs)
     out["index_build_s"] = round(time.perf_counter() - t0, 2)
     assert len(idx) == n, (len(idx), n)
-    p._index = idx  # noqa: SLF001 - in-memory index (Pipeline has no index= argument)
+    p = Pipeline(cfg, embedder=emb, index=idx)
     qs = queries[:n_queries]
 
     # warm up: model loads, tokenizer, first FAISS call
