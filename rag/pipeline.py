@@ -8,23 +8,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from rag.analyzers import make_analyzer
-from rag.answering import AnswerOutcome, agenerate_answer, generate_answer
-from rag.context import ContextPolicy, Evidence
-from rag.chunking import Chunker
+from rag.text.analyzers import make_analyzer
+from rag.answer.loop import AnswerOutcome, agenerate_answer, generate_answer
+from rag.context.builder import ContextPolicy, Evidence
+from rag.index.chunking import Chunker
 from rag.config import RagConfig, load_config
-from rag.embedders import CachedEmbedder, Embedder, EmbeddingCache, make_embedder
-from rag.gate import Gate, GateDecision
-from rag.generation import Generator, make_generator
+from rag.index.embedders import CachedEmbedder, Embedder, EmbeddingCache, make_embedder
+from rag.rerank.gate import Gate, GateDecision
+from rag.answer.generators import Generator, make_generator
 from rag.errors import IndexMismatchError
-from rag.index import HybridIndex, IndexSettings, Progress, UpdateReport, build_index, index_exists
-from rag.loaders import check_unique, load_documents, load_guidelines
-from rag.prompting import DEFAULT_SYSTEM_PROMPT, Guideline, GuidelineSelector, Prompt, PromptBuilder, PromptSettings, Turn
-from rag.rerank import Calibration, CrossEncoderReranker, CrossEncoderScorer, RerankResult, reranked_candidates
+from rag.index.store import HybridIndex, IndexSettings, Progress, UpdateReport, build_index, index_exists
+from rag.index.loaders import check_unique, load_documents, load_guidelines
+from rag.context.prompt import DEFAULT_SYSTEM_PROMPT, Guideline, GuidelineSelector, Prompt, PromptBuilder, PromptSettings, Turn
+from rag.rerank.cross_encoder import Calibration, CrossEncoderReranker, CrossEncoderScorer, RerankResult, reranked_candidates
 from rag.result import AnswerResult, AnswerTrace, CandidateTrace
-from rag.retrieval import HybridRetriever, check_query
-from rag.validation import CitationValidator
-from rag.tokens import TiktokenCounter, make_counter
+from rag.retrieval.hybrid import HybridRetriever, check_query
+from rag.answer.validation import CitationValidator
+from rag.text.tokens import TiktokenCounter, make_counter
 from rag.types import Candidate, Document, SearchResult
 
 logger = logging.getLogger(__name__)

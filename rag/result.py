@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal, Mapping
 
-from rag.gate import GateDecision
+from rag.rerank.gate import GateDecision
 
 Status = Literal["answered", "insufficient_evidence"]
 

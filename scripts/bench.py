@@ -59,11 +59,11 @@ def pct(xs, q) -> float:
 def run_one(n: int, n_queries: int, rerank: str) -> dict:
     from bench_retrieval import synthetic_docs
 
-    from rag.batch import BatchOptions, BatchQuestion, BatchRunner, run_info
+    from rag.batch.runner import BatchOptions, BatchQuestion, BatchRunner, run_info
     from rag.config import load_config
-    from rag.index import HybridIndex
+    from rag.index.store import HybridIndex
     from rag.pipeline import Pipeline
-    from rag.rerank import DEFAULT_RERANKER
+    from rag.rerank.cross_encoder import DEFAULT_RERANKER
 
     use_rerank = rerank == "on" or (rerank == "auto" and DEFAULT_RERANKER.is_dir())
     cfg = load_config(ROOT / "configs" / "default.yaml").with_overrides({
@@ -153,7 +153,7 @@ def main() -> None:
             sys.exit(f"benchmark for {n} chunks failed:\n{res.stderr[-3000:]}")
         rows.append(json.loads(res.stdout.strip().splitlines()[-1]))
         print(f"  done in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
-    from rag.batch import git_state
+    from rag.batch.runner import git_state
 
     machine = {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(),
                "processor": platform.processor() or platform.machine(),

@@ -29,9 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.context import ContextBuilder, ContextPolicy, Evidence, neutralize, shingles  # noqa: E402
-from rag.prompting import Guideline, GuidelineSelector, PromptBuilder, PromptSettings, Turn  # noqa: E402
-from rag.tokens import TiktokenCounter, _count_cached, get_encoding  # noqa: E402
+from rag.context.builder import ContextBuilder, ContextPolicy, Evidence, neutralize, shingles  # noqa: E402
+from rag.context.prompt import Guideline, GuidelineSelector, PromptBuilder, PromptSettings, Turn  # noqa: E402
+from rag.text.tokens import TiktokenCounter, _count_cached, get_encoding  # noqa: E402
 
 TARGET_P50_MS = 5.0
 ENCODING = "cl100k_base"

@@ -71,12 +71,12 @@ def pct(xs, q):
 
 
 def run_one(n: int, n_queries: int, rank_bm25_queries: int) -> dict:
-    from rag.analyzers import make_analyzer
-    from rag.chunking import Chunker
+    from rag.text.analyzers import make_analyzer
+    from rag.index.chunking import Chunker
     from rag.config import FusionConfig, RetrievalConfig
-    from rag.index import HybridIndex, IndexSettings
-    from rag.retrieval import HybridRetriever
-    from rag.tokens import TiktokenCounter
+    from rag.index.store import HybridIndex, IndexSettings
+    from rag.retrieval.hybrid import HybridRetriever
+    from rag.text.tokens import TiktokenCounter
 
     docs, queries = synthetic_docs(n)
     analyzer = make_analyzer("english", stem=False, stopwords=False)
@@ -138,7 +138,7 @@ def run_one(n: int, n_queries: int, rank_bm25_queries: int) -> dict:
     lat.update(hnsw)
 
     # The reference backend, same data, same run (fewer queries: it is slow).
-    from rag.bm25 import BM25Index
+    from rag.index.bm25 import BM25Index
 
     ref = BM25Index("rank_bm25", idx.bm25.k1, idx.bm25.b)
     ref.vocab = idx.bm25.vocab

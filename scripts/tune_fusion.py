@@ -40,7 +40,7 @@ def main() -> None:
     ap.add_argument("--max-queries", type=int, default=None)
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
-    from rag.evaluation import evaluate_retrieval
+    from rag.evaluation.retrieval import evaluate_retrieval
     from rag.pipeline import Pipeline
 
     p = Pipeline.from_config(a.config)

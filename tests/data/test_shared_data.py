@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from rag.config import load_config
-from rag.evaluation import evaluate_retrieval
+from rag.evaluation.retrieval import evaluate_retrieval
 from rag.pipeline import Pipeline
 
 from tests.conftest import ROOT

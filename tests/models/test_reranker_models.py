@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag.errors import ModelLoadError
-from rag.rerank import DEFAULT_RERANKER, CrossEncoderReranker, CrossEncoderScorer
+from rag.rerank.cross_encoder import DEFAULT_RERANKER, CrossEncoderReranker, CrossEncoderScorer
 
 pytestmark = pytest.mark.models
 
@@ -106,7 +106,7 @@ def test_train_reranker_end_to_end_on_a_tiny_set(tmp_path, tiny_cross_encoder, c
 
     import yaml
 
-    from rag.cli import main
+    from rag.cli.main import main
 
     ds = tmp_path / "tinyset"
     (ds / "qrels").mkdir(parents=True)

@@ -6,7 +6,7 @@ import json
 import pytest
 import yaml
 
-from rag.cli import main
+from rag.cli.main import main
 from tests.conftest import write_config
 
 TOPICS = [

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rag.batch import (
+from rag.batch.runner import (
     BatchAbortedError,
     BatchInputError,
     BatchOptions,
@@ -283,7 +283,7 @@ KILL_SCRIPT = r"""
 import sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
-from rag.batch import BatchOptions, BatchRunner, RunInfo, read_questions
+from rag.batch.runner import BatchOptions, BatchRunner, RunInfo, read_questions
 from tests.fakes import FakeAnswerer, FakeBehaviour
 info = RunInfo("cfg0000000000000", "res0000000000000", {{}}, None)
 qs = read_questions({q!r}).questions
@@ -317,7 +317,7 @@ def test_kill_9_mid_run_leaves_only_whole_lines_and_resume_finishes_each_questio
 
 # --------------------------------------------------------------------------- the real pipeline, through the CLI
 def test_rag_batch_cli_answers_the_demo_questions_with_the_real_pipeline_and_resumes(tmp_path, capsys):
-    from rag.cli import main
+    from rag.cli.main import main
     from tests.conftest import DEMO_QUESTIONS, write_config
 
     cfg = write_config(tmp_path)
@@ -355,7 +355,7 @@ def test_rag_batch_cli_answers_the_demo_questions_with_the_real_pipeline_and_res
 
 
 def test_rag_batch_cli_reports_bad_lines_and_stops_or_skips(tmp_path, capsys):
-    from rag.cli import main
+    from rag.cli.main import main
     from tests.conftest import write_config
 
     cfg = write_config(tmp_path)
@@ -375,7 +375,7 @@ def test_rag_batch_cli_reports_bad_lines_and_stops_or_skips(tmp_path, capsys):
 
 
 def test_rag_batch_cli_without_an_index_fails_before_writing_anything(tmp_path, capsys):
-    from rag.cli import main
+    from rag.cli.main import main
     from tests.conftest import write_config
 
     cfg = write_config(tmp_path)

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from rag.cli import main
+from rag.cli.main import main
 
 from tests.conftest import write_config
 
@@ -152,7 +152,7 @@ def test_injected_demo_document_is_defused_end_to_end(tiny_config):
     import re
 
     from rag.pipeline import Pipeline
-    from rag.prompting import DEFAULT_SYSTEM_PROMPT
+    from rag.context.prompt import DEFAULT_SYSTEM_PROMPT
 
     p = Pipeline.from_config(tiny_config)
     p.build_index()

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag.abstention import auroc, calibrate_threshold, gate_rates, load_labelled, risk_coverage
+from rag.evaluation.abstention import auroc, calibrate_threshold, gate_rates, load_labelled, risk_coverage
 from rag.config import GateConfig
 from rag.errors import DatasetError, InputError
-from rag.gate import Gate
-from rag.rerank import Calibration, CrossEncoderReranker
+from rag.rerank.gate import Gate
+from rag.rerank.cross_encoder import Calibration, CrossEncoderReranker
 from rag.types import Candidate, Chunk, RetrieverHit
 from tests.fakes import FakeScorer
 

@@ -17,8 +17,8 @@ from rag.errors import (
     IndexNotFoundError,
     InputError,
 )
-from rag.embedders import HashingEmbedder
-from rag.index import current_version
+from rag.index.embedders import HashingEmbedder
+from rag.index.store import current_version
 from rag.pipeline import Pipeline
 from rag.types import Document
 
@@ -138,7 +138,7 @@ def test_crash_during_save_leaves_previous_index_loadable(tmp_path, monkeypatch)
     p = _pipe(tmp_path)
     p.build_index(_docs()[:3])
     before = _eids(p.search("passwords"))
-    import rag.index as index_mod
+    import rag.index.store as index_mod
 
     def boom(*a, **k):
         raise OSError("disk full (simulated)")

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from rag.metrics import METRICS, dedupe_docs, mean_metrics, mrr_at_k, ndcg_at_k, recall_at_k
+from rag.evaluation.metrics import METRICS, dedupe_docs, mean_metrics, mrr_at_k, ndcg_at_k, recall_at_k
 
 L3 = math.log2(3)
 

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag.context import ContextBuilder, ContextPolicy, Evidence, neutralize
-from rag.embedders import HashingEmbedder
+from rag.context.builder import ContextBuilder, ContextPolicy, Evidence, neutralize
+from rag.index.embedders import HashingEmbedder
 from rag.errors import BudgetError, InputError
-from rag.prompting import (
+from rag.context.prompt import (
     DEFAULT_SYSTEM_PROMPT,
     GUIDELINE_TOOL,
     Guideline,
@@ -30,7 +30,7 @@ from rag.prompting import (
     Turn,
     user_message,
 )
-from rag.tokens import TiktokenCounter, WhitespaceCounter
+from rag.text.tokens import TiktokenCounter, WhitespaceCounter
 
 WS = WhitespaceCounter()
 TK = TiktokenCounter("cl100k_base")

@@ -11,14 +11,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag.answering import LoopSettings, generate_answer
-from rag.context import Evidence
-from rag.embedders import HashingEmbedder
+from rag.answer.loop import LoopSettings, generate_answer
+from rag.context.builder import Evidence
+from rag.index.embedders import HashingEmbedder
 from rag.errors import ConfigError
-from rag.generation import AnswerPayload, CitationItem, ExtractiveGenerator
+from rag.answer.generators import AnswerPayload, CitationItem, ExtractiveGenerator
 from rag.pipeline import Pipeline
-from rag.prompting import PromptBuilder, PromptSettings
-from rag.text import (
+from rag.context.prompt import PromptBuilder, PromptSettings
+from rag.text.sentences import (
     answer_sentences,
     lexical_support,
     marker_ids,
@@ -27,8 +27,8 @@ from rag.text import (
     split_sentences,
     strip_markers,
 )
-from rag.tokens import WhitespaceCounter
-from rag.validation import CitationValidator, ValidationSettings
+from rag.text.tokens import WhitespaceCounter
+from rag.answer.validation import CitationValidator, ValidationSettings
 from tests.conftest import DEMO_QUESTIONS, write_config
 
 PROPS = settings(max_examples=int(os.environ.get("RAG_PROPS_EXAMPLES", "200")), deadline=None,

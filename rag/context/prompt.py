@@ -14,9 +14,9 @@ import unicodedata
 from dataclasses import asdict, dataclass
 from typing import Literal, Sequence
 
-from rag.context import BudgetTerms, ContextBuilder, ContextBundle, ContextPolicy, Evidence, neutralize
+from rag.context.builder import BudgetTerms, ContextBuilder, ContextBundle, ContextPolicy, Evidence, neutralize
 from rag.errors import BudgetError, InputError
-from rag.tokens import TokenCounter
+from rag.text.tokens import TokenCounter
 
 logger = logging.getLogger(__name__)
 

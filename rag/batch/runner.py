@@ -260,7 +260,7 @@ _GIT_CACHE: dict[str, tuple[str | None, bool | None]] = {}
 
 def git_state(path: str | Path | None = None) -> tuple[str | None, bool | None]:
     """(commit, dirty) of the git checkout holding ``path`` (default: this package); (None, None) outside git."""
-    where = str(Path(path) if path else Path(__file__).resolve().parents[1])
+    where = str(Path(path) if path else Path(__file__).resolve().parents[2])
     if where not in _GIT_CACHE:
         try:
             head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=10)

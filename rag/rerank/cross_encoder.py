@@ -22,12 +22,12 @@ from typing import Mapping, Protocol, Sequence
 import numpy as np
 
 from rag.errors import InputError, ModelLoadError, missing_dependency
-from rag.retrieval import check_query
+from rag.retrieval.hybrid import check_query
 from rag.types import Candidate
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_RERANKER = Path(__file__).parent / "_models" / "reranker-minilm"
+DEFAULT_RERANKER = Path(__file__).resolve().parents[1] / "_models" / "reranker-minilm"
 
 
 # --------------------------------------------------------------------------- language

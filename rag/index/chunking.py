@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rag.tokens import TiktokenCounter, TokenCounter
+from rag.text.tokens import TiktokenCounter, TokenCounter
 from rag.types import Chunk, Document
 
 _PARA = re.compile(r"\n[ \t\r]*\n|\f")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence
 
-from rag.experiments import (
+from rag.evaluation.experiments import (
     Experiment,
     ExperimentResult,
     RunDirError,

@@ -44,6 +44,7 @@ import platform
 import re
 import shutil
 import time
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -52,6 +53,8 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rag.config import RagConfig, load_config, read_yaml
+from rag.answer.validation import ViolationCode
+from rag.context.builder import DropReason
 from rag.errors import ConfigError
 
 logger = logging.getLogger(__name__)
@@ -320,7 +323,7 @@ PACKAGES = ("rag", "numpy", "pydantic", "faiss-cpu", "bm25s", "rank-bm25", "PySt
 
 
 def environment(models: Mapping[str, str]) -> dict:
-    from rag.batch import git_state
+    from rag.batch.runner import git_state
 
     versions = {}
     for name in PACKAGES:
@@ -418,16 +421,16 @@ class _Shared:
 
 
 def _doc_rank(doc_ids: Sequence[str]) -> list[str]:
-    from rag.metrics import dedupe_docs
+    from rag.evaluation.metrics import dedupe_docs
 
     return dedupe_docs(doc_ids)
 
 
 def evaluate_beir(exp: Experiment, plan: RunPlan, shared: _Shared, progress: Progress | None = None) -> RunResult:
     """Retrieval metrics and per-stage latency per query; same lists as rag.evaluation.evaluate_retrieval."""
-    from rag.loaders import load_beir
-    from rag.metrics import METRICS, mean_metrics
-    from rag.retrieval import HybridRetriever
+    from rag.index.loaders import load_beir
+    from rag.evaluation.metrics import METRICS, mean_metrics
+    from rag.retrieval.hybrid import HybridRetriever
 
     d = exp.spec.dataset
     split = d.split or "test"
@@ -493,7 +496,7 @@ def evaluate_beir(exp: Experiment, plan: RunPlan, shared: _Shared, progress: Pro
         metrics.update(_percentiles(v, f"latency.{k}"))
     metrics.update(_percentiles(embed_sample_ms, "latency.embed_query"))
     metrics["latency.embed_query_batched.mean_ms"] = round(embed_batched_ms, 4)
-    from rag.batch import model_ids
+    from rag.batch.runner import model_ids
 
     return RunResult(metrics, tuple(rows), None, model_ids(p))
 
@@ -528,7 +531,7 @@ def _scoring_key(cfg: RagConfig) -> str:
 def evaluate_abstention_run(exp: Experiment, plan: RunPlan, shared: _Shared,
                             progress: Progress | None = None) -> RunResult:
     """The configured gate over each labelled question's own passages."""
-    from rag.abstention import evaluate_abstention, load_labelled, risk_coverage, score_questions
+    from rag.evaluation.abstention import evaluate_abstention, load_labelled, risk_coverage, score_questions
 
     d = exp.spec.dataset
     items = shared.data.get("labelled")
@@ -568,7 +571,7 @@ def evaluate_abstention_run(exp: Experiment, plan: RunPlan, shared: _Shared,
               "labels": labels, "risk_coverage": curve, "thresholds": thresholds,
               "operating_point": {"coverage": metrics["abstention.coverage"],
                                   "risk": _round(1 - ev["precision_of_answered"]) if ev.get("precision_of_answered") is not None else None}}
-    from rag.batch import model_ids
+    from rag.batch.runner import model_ids
 
     return RunResult(metrics, rows, curves, model_ids(p))
 
@@ -590,15 +593,9 @@ def _first(obj: Any, *paths: tuple[str, ...]) -> Any:
     return None
 
 
-def _known_values(module: str, literal: str) -> tuple[str, ...]:
-    """The values of a ``Literal`` type alias (drop reasons, violation codes), () if unavailable."""
-    import importlib
-    import typing
-
-    try:
-        return tuple(str(v) for v in typing.get_args(getattr(importlib.import_module(module), literal)))
-    except (ImportError, AttributeError):
-        return ()
+def _known_values(literal: Any) -> tuple[str, ...]:
+    """The values of a ``Literal`` type alias (drop reasons, violation codes)."""
+    return tuple(str(v) for v in typing.get_args(literal))
 
 
 def question_metrics(records: Sequence[Any],
@@ -687,7 +684,7 @@ def question_metrics(records: Sequence[Any],
                 m[f"context.{name}.p50"] = round(float(np.percentile(vals, 50)), 4)
                 m[f"context.{name}.p95"] = round(float(np.percentile(vals, 95)), 4)
         m["context.truncation_rate"] = round(sum(trunc) / len(trunc), 6) if trunc else 0.0
-        for reason in _known_values("rag.context", "DropReason"):  # 0 for reasons that did not occur
+        for reason in _known_values(DropReason):  # 0 for reasons that did not occur
             dropped.setdefault(reason, 0)
         for reason, c in sorted(dropped.items()):
             m[f"context.dropped.{re.sub(r'[^a-z0-9_]', '_', reason.lower())}"] = round(c / n_manifest, 4)
@@ -733,7 +730,7 @@ def question_metrics(records: Sequence[Any],
     if attempts_total:
         m["citations.failure_rate"] = round(rejected / attempts_total, 6)
         m["citations.first_attempt_valid_rate"] = round(first_ok / n_gen, 6)
-        for code in _known_values("rag.validation", "ViolationCode"):  # 0 for codes that did not occur
+        for code in _known_values(ViolationCode):  # 0 for codes that did not occur
             codes.setdefault(code, 0)
         for c, k in sorted(codes.items()):
             m[f"citations.violations.{re.sub(r'[^a-z0-9_]', '_', str(c).lower())}"] = round(k / attempts_total, 6)
@@ -771,7 +768,7 @@ def evaluate_questions(exp: Experiment, plan: RunPlan, shared: _Shared, run_dir:
                        answerer_factory: AnswererFactory | None = None,
                        progress: Progress | None = None) -> RunResult:
     """Answer the question set end to end (rag.batch) over the config's corpus, indexed in memory."""
-    from rag.batch import BatchOptions, BatchRunner, read_questions, run_info, scan_output
+    from rag.batch.runner import BatchOptions, BatchRunner, read_questions, run_info, scan_output
 
     d = exp.spec.dataset
     qs = shared.data.get("questions")
@@ -799,7 +796,7 @@ def evaluate_questions(exp: Experiment, plan: RunPlan, shared: _Shared, run_dir:
     BatchRunner(answerer, run_info(p), BatchOptions.from_config(cfg.batch)).run(qs, out, tick)
     records = list(scan_output(out, repair=False).records.values())
     metrics, curves = question_metrics(records, _span_support(index))
-    from rag.batch import model_ids
+    from rag.batch.runner import model_ids
 
     return RunResult(metrics, (), curves, model_ids(p))
 
@@ -807,7 +804,7 @@ def evaluate_questions(exp: Experiment, plan: RunPlan, shared: _Shared, run_dir:
 def _span_support(index) -> Callable[[Mapping[str, Any]], float | None]:
     """Lexical support of a resolved citation's claim against the exact span it cites (the
     validator's default ``lexical`` score), for answers whose trace does not carry the scores."""
-    from rag.text import lexical_support
+    from rag.text.sentences import lexical_support
 
     chunks = {c.evidence_id: c for c in index.chunks}
 

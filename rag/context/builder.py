@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import Literal, Sequence
 
 from rag.errors import BudgetError, EvidenceError
-from rag.tokens import TokenCounter
+from rag.text.tokens import TokenCounter
 from rag.types import Candidate
 
 logger = logging.getLogger(__name__)

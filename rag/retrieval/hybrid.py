@@ -6,10 +6,10 @@ import time
 from typing import Sequence
 
 from rag.config import RetrievalConfig
-from rag.embedders import Embedder
+from rag.index.embedders import Embedder
 from rag.errors import EmptyQueryError, InputError
-from rag.fusion import fuse
-from rag.index import HybridIndex
+from rag.retrieval.fusion import fuse
+from rag.index.store import HybridIndex
 from rag.types import ScoredChunk, SearchResult
 
 logger = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rag.analyzers import EnglishAnalyzer
+from rag.text.analyzers import EnglishAnalyzer
 
 MARKER = re.compile(r"\[\s*[Ss]\s*\d+(?:\s*[,;]\s*[Ss]?\s*\d+)*\s*\]")
 _MARKER_RUN = r"(?:\s*\[\s*[Ss]\s*\d+(?:\s*[,;]\s*[Ss]?\s*\d+)*\s*\])*"

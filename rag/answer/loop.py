@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from rag.errors import AnswerContractError, InputError
-from rag.generation import (
+from rag.answer.generators import (
     FORMAT_INSTRUCTION,
     GenerationOutput,
     GenerationRequest,
@@ -25,8 +25,8 @@ from rag.generation import (
     TokenUsage,
     answer_json_schema,
 )
-from rag.prompting import Message, Prompt
-from rag.validation import (
+from rag.context.prompt import Message, Prompt
+from rag.answer.validation import (
     CitationValidator,
     ResolvedCitation,
     ValidationReport,

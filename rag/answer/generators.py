@@ -30,7 +30,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rag.context import ContextBundle
+from rag.context.builder import ContextBundle
 from rag.errors import (
     ConfigError,
     GenerationError,
@@ -39,12 +39,12 @@ from rag.errors import (
     MissingApiKeyError,
     missing_dependency,
 )
-from rag.prompting import Message
-from rag.text import content_terms, find_urls, split_sentences
+from rag.context.prompt import Message
+from rag.text.sentences import content_terms, find_urls, split_sentences
 
 if TYPE_CHECKING:
     from rag.config import GenerationConfig
-    from rag.validation import Violation
+    from rag.answer.validation import Violation
 
 logger = logging.getLogger(__name__)
 

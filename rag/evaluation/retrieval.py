@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
 
-from rag.loaders import load_beir
-from rag.metrics import dedupe_docs, mean_metrics
+from rag.index.loaders import load_beir
+from rag.evaluation.metrics import dedupe_docs, mean_metrics
 from rag.pipeline import Pipeline
 
 logger = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ def evaluate_retrieval(
     embed_prog = (lambda n: progress("embed", n, 0)) if progress else None
     index = pipeline.new_index(ds.corpus, embed_prog)
     t_index = time.perf_counter() - t0
-    from rag.retrieval import HybridRetriever
+    from rag.retrieval.hybrid import HybridRetriever
 
     cfg = pipeline.config.retrieval
     retr = HybridRetriever(index, pipeline.embedder, cfg)

@@ -32,10 +32,10 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from rag import __version__
-from rag.analyzers import Analyzer
-from rag.bm25 import BM25Index, top_k_desc
-from rag.chunking import Chunker
-from rag.embedders import Embedder
+from rag.text.analyzers import Analyzer
+from rag.index.bm25 import BM25Index, top_k_desc
+from rag.index.chunking import Chunker
+from rag.index.embedders import Embedder
 from rag.errors import (
     DuplicateDocumentError,
     EmptyCorpusError,
@@ -45,7 +45,7 @@ from rag.errors import (
     InputError,
     missing_dependency,
 )
-from rag.loaders import check_unique
+from rag.index.loaders import check_unique
 from rag.types import Chunk, Document, ScoredChunk
 
 logger = logging.getLogger(__name__)
@@ -249,7 +249,7 @@ class HybridIndex:
                 logger.warning("document %s:%s has no text to index; recorded with 0 chunks", d.id, d.version)
             new_chunks.extend(cs)
         texts = [_passage_text(c) for c in new_chunks]
-        from rag.embedders import CachedEmbedder
+        from rag.index.embedders import CachedEmbedder
 
         if isinstance(self.embedder, CachedEmbedder):
             before = self.embedder.misses

@@ -100,9 +100,9 @@ class TrainGroup:
 def mine_groups(cfg: TrainConfig, progress: Callable[[str, int, int], None] | None = None) -> list[TrainGroup]:
     """Hard negatives: non-relevant documents from the fused hybrid top-``mine_depth``."""
     from rag.config import load_config
-    from rag.loaders import load_beir
+    from rag.index.loaders import load_beir
     from rag.pipeline import Pipeline
-    from rag.retrieval import HybridRetriever
+    from rag.retrieval.hybrid import HybridRetriever
 
     rng = random.Random(cfg.seed)
     groups: list[TrainGroup] = []
@@ -142,7 +142,7 @@ def mine_groups(cfg: TrainConfig, progress: Callable[[str, int, int], None] | No
 
 def _base_path(name: str) -> str:
     if name == "default":
-        from rag.embedders import bundled_minilm_path
+        from rag.index.embedders import bundled_minilm_path
 
         return bundled_minilm_path("the default reranker base model")
     p = Path(name)

@@ -52,7 +52,7 @@ def cmd_index(args) -> int:
 
 
 def cmd_add(args) -> int:
-    from rag.loaders import load_documents
+    from rag.index.loaders import load_documents
 
     p = _pipeline(args)
     docs = load_documents(args.path)
@@ -108,7 +108,7 @@ def cmd_search(args) -> int:
 
 
 def _load_history(path: str | None):
-    from rag.prompting import Turn
+    from rag.context.prompt import Turn
 
     if not path:
         return ()
@@ -225,7 +225,7 @@ def _progress_bars():
 
 
 def cmd_eval_retrieval(args) -> int:
-    from rag.evaluation import evaluate_retrieval
+    from rag.evaluation.retrieval import evaluate_retrieval
 
     p = _pipeline(args)
     progress, bars = _progress_bars()
@@ -233,7 +233,7 @@ def cmd_eval_retrieval(args) -> int:
     try:
         qf = None
         if args.holdout:
-            from rag.rerank_train import in_holdout
+            from rag.rerank.train import in_holdout
 
             name = Path(args.dataset).name
             qf = lambda q: in_holdout(name, q, args.holdout)  # noqa: E731
@@ -256,7 +256,7 @@ def cmd_eval_retrieval(args) -> int:
 
 
 def cmd_train_reranker(args) -> int:
-    from rag.rerank_train import load_groups, load_train_config, mine_groups, save_groups, train, write_model_card
+    from rag.rerank.train import load_groups, load_train_config, mine_groups, save_groups, train, write_model_card
 
     cfg = load_train_config(args.config)
     progress, bars = _progress_bars()
@@ -275,9 +275,9 @@ def cmd_train_reranker(args) -> int:
     metrics = {}
     if args.eval_dataset:
         from rag.config import load_config
-        from rag.evaluation import evaluate_retrieval
+        from rag.evaluation.retrieval import evaluate_retrieval
         from rag.pipeline import Pipeline
-        from rag.rerank_train import in_holdout
+        from rag.rerank.train import in_holdout
 
         pc = load_config(args.eval_config).with_overrides({"rerank.model": str(report.output.resolve())})
         name = Path(args.eval_dataset).name
@@ -292,7 +292,7 @@ def cmd_train_reranker(args) -> int:
 
 
 def _scored(args):
-    from rag.abstention import load_labelled, score_questions
+    from rag.evaluation.abstention import load_labelled, score_questions
 
     p = _pipeline(args)
     items = load_labelled(args.dataset, args.split, args.max_questions)
@@ -305,7 +305,7 @@ def _scored(args):
 
 
 def cmd_calibrate(args) -> int:
-    from rag.abstention import calibrate, write_calibrated_config
+    from rag.evaluation.abstention import calibrate, write_calibrated_config
 
     from rag.errors import InputError
 
@@ -324,7 +324,7 @@ def cmd_calibrate(args) -> int:
 
 
 def cmd_eval_abstention(args) -> int:
-    from rag.abstention import evaluate_abstention, thresholds_from_report
+    from rag.evaluation.abstention import evaluate_abstention, thresholds_from_report
 
     compare = thresholds_from_report(args.compare) if args.compare else None
     p, scored = _scored(args)
@@ -339,7 +339,7 @@ def cmd_eval_abstention(args) -> int:
 
 def cmd_demo(args) -> int:
     """Index the bundled demo corpus and answer its questions: the README's main job."""
-    from rag.loaders import _jsonl
+    from rag.index.loaders import _jsonl
 
     p = _pipeline(args)
     with _bar(None, "embedding") as bar:
@@ -471,7 +471,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     s.set_defaults(func=cmd_demo)
 
-    from rag.cli_batch import add_parsers as _batch_parsers  # batch | experiment | compare
+    from rag.cli.batch import add_parsers as _batch_parsers  # batch | experiment | compare
 
     _batch_parsers(sub)
     return ap

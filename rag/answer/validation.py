@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from rag.context import ContextBlock
-from rag.generation import AnswerPayload, parse_payload
-from rag.text import (
+from rag.context.builder import ContextBlock
+from rag.answer.generators import AnswerPayload, parse_payload
+from rag.text.sentences import (
     answer_sentences,
     content_terms,
     find_urls,
@@ -41,7 +41,7 @@ from rag.text import (
 
 if TYPE_CHECKING:
     from rag.config import ValidationConfig
-    from rag.embedders import Embedder
+    from rag.index.embedders import Embedder
 
 logger = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rag.errors import DatasetError, InputError
-from rag.rerank_train import in_holdout
+from rag.rerank.train import in_holdout
 from rag.types import Candidate, Chunk, RetrieverHit
 
 logger = logging.getLogger(__name__)
@@ -192,8 +192,8 @@ class ScoredQuestion:
 def score_questions(pipeline, items: Sequence[LabelledQuestion],
                     progress: Callable[[str, int, int], None] | None = None) -> list[ScoredQuestion]:
     """Score every question's own passages with BM25, dense cosine and (if enabled) the reranker."""
-    from rag.bm25 import BM25Index
-    from rag.rerank import detect_language
+    from rag.index.bm25 import BM25Index
+    from rag.rerank.cross_encoder import detect_language
 
     # BM25 statistics over all passages of the evaluated questions (a realistic idf).
     uniq: dict[str, str] = {}
@@ -230,7 +230,7 @@ SIGNALS = ("probability", "bm25", "dense")
 
 
 def _top(sq: ScoredQuestion, signal: str) -> float | None:
-    from rag.gate import signal_values
+    from rag.rerank.gate import signal_values
 
     if signal == "probability" and (sq.rerank is None or not sq.rerank.applied):
         return None
@@ -307,7 +307,7 @@ def calibrate(pipeline, scored: Sequence[ScoredQuestion], target_precision: floa
     """Fit the threshold the gate uses (per signal group) for ``target_precision``; save JSON + PNGs."""
     if not scored:
         raise InputError("no questions to calibrate on")
-    from rag.gate import active_signal
+    from rag.rerank.gate import active_signal
 
     gate = pipeline.config.gate
     groups: dict[tuple[str, str], list[ScoredQuestion]] = {}

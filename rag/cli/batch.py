@@ -11,7 +11,7 @@ from pathlib import Path
 
 
 def _pipeline(args):
-    from rag.cli import _pipeline as make
+    from rag.cli.main import _pipeline as make
 
     return make(args)
 
@@ -19,7 +19,7 @@ def _pipeline(args):
 def cmd_batch(args) -> int:
     from tqdm import tqdm
 
-    from rag.batch import BatchOptions, BatchRunner, read_questions, run_info
+    from rag.batch.runner import BatchOptions, BatchRunner, read_questions, run_info
 
     qs = read_questions(args.questions, format=args.format, on_invalid=args.on_invalid)
     if qs.problems:
@@ -70,8 +70,8 @@ def cmd_batch(args) -> int:
 def cmd_experiment(args) -> int:
     from tqdm import tqdm
 
-    from rag.experiments import ExperimentResult, ExperimentRunner, RunOutcome, load_experiment
-    from rag.report import markdown_table, write_report
+    from rag.evaluation.experiments import ExperimentResult, ExperimentRunner, RunOutcome, load_experiment
+    from rag.evaluation.report import markdown_table, write_report
 
     exp = load_experiment(args.experiment)
     bars: dict[str, tqdm] = {}
@@ -119,7 +119,7 @@ def cmd_experiment(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from rag.report import compare_runs
+    from rag.evaluation.report import compare_runs
 
     cmp = compare_runs(args.run_a, args.run_b)
     if args.json:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from rag.config import GateConfig
-from rag.rerank import RerankResult
+from rag.rerank.cross_encoder import RerankResult
 from rag.types import Candidate
 
 ANSWER = "answer"
