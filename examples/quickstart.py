@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rag.config import load_config
 from rag.pipeline import Pipeline
-from rag.context.prompt import Turn
+from rag.types import Turn
 from rag.types import Document
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -19,7 +19,8 @@ from rag.answer.generators import Generator, make_generator
 from rag.errors import IndexMismatchError
 from rag.index.store import HybridIndex, IndexSettings, Progress, UpdateReport, build_index, index_exists
 from rag.index.loaders import check_unique, load_documents, load_guidelines
-from rag.context.prompt import DEFAULT_SYSTEM_PROMPT, Guideline, GuidelineSelector, Prompt, PromptBuilder, PromptSettings, Turn
+from rag.context.prompt import DEFAULT_SYSTEM_PROMPT, Guideline, GuidelineSelector, Prompt, PromptBuilder, PromptSettings
+from rag.types import Turn
 from rag.rerank.cross_encoder import Calibration, CrossEncoderReranker, CrossEncoderScorer, RerankResult, reranked_candidates
 from rag.result import AnswerResult, AnswerTrace, CandidateTrace
 from rag.retrieval.hybrid import HybridRetriever, check_query
@@ -103,6 +104,10 @@ class Pipeline:
     @property
     def retriever(self) -> HybridRetriever:
         return HybridRetriever(self.index, self.embedder, self.config.retrieval)
+
+    def retriever_over(self, docs: Iterable[Document], progress: Progress | None = None) -> HybridRetriever:
+        """A retriever over a new in-memory index of ``docs`` (evaluation, training data mining)."""
+        return HybridRetriever(self.new_index(docs, progress), self.embedder, self.config.retrieval)
 
     # -- operations --------------------------------------------------------------
     def load_corpus(self) -> list[Document]:

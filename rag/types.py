@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
+from typing import Any, Literal, Mapping
 
 
 def _freeze(meta: Mapping[str, object] | None) -> Mapping[str, object]:
@@ -87,3 +87,27 @@ class SearchResult:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "timings_ms", MappingProxyType(dict(self.timings_ms)))
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One earlier turn of a conversation (history given to the prompt builder)."""
+
+    role: Literal["user", "assistant"]
+    content: str
+
+
+def turns_from_json(value: Any) -> tuple[Turn, ...]:
+    """History as JSON (``[{"role": "user"|"assistant", "content": str}, ...]`` or null) to turns.
+
+    Raises ``ValueError`` naming the first bad turn; callers wrap it in their own typed error."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ValueError(f"'history' must be a list of {{role, content}} turns, got {type(value).__name__}")
+    out = []
+    for i, t in enumerate(value):
+        if not isinstance(t, dict) or t.get("role") not in ("user", "assistant") or not isinstance(t.get("content"), str):
+            raise ValueError(f"history[{i}] must be {{\"role\": \"user\"|\"assistant\", \"content\": str}}, got {t!r:.80}")
+        out.append(Turn(t["role"], t["content"]))
+    return tuple(out)

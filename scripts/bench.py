@@ -61,9 +61,9 @@ def run_one(n: int, n_queries: int, rerank: str) -> dict:
 
     from rag.batch.runner import BatchOptions, BatchQuestion, BatchRunner, run_info
     from rag.config import load_config
-    from rag.index.store import HybridIndex
+    from rag.index import HybridIndex
     from rag.pipeline import Pipeline
-    from rag.rerank.cross_encoder import DEFAULT_RERANKER
+    from rag.rerank import DEFAULT_RERANKER
 
     use_rerank = rerank == "on" or (rerank == "auto" and DEFAULT_RERANKER.is_dir())
     cfg = load_config(ROOT / "configs" / "default.yaml").with_overrides({

@@ -29,8 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag.context.builder import ContextBuilder, ContextPolicy, Evidence, neutralize, shingles  # noqa: E402
-from rag.context.prompt import Guideline, GuidelineSelector, PromptBuilder, PromptSettings, Turn  # noqa: E402
+from rag.context import ContextBuilder, ContextPolicy, Evidence, neutralize, shingles  # noqa: E402
+from rag.types import Turn
+from rag.context import Guideline, GuidelineSelector, PromptBuilder, PromptSettings  # noqa: E402
 from rag.text.tokens import TiktokenCounter, _count_cached, get_encoding  # noqa: E402
 
 TARGET_P50_MS = 5.0

@@ -20,7 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rag.rerank.cross_encoder import CrossEncoderReranker, CrossEncoderScorer  # noqa: E402
+from rag.rerank import CrossEncoderReranker, CrossEncoderScorer  # noqa: E402
 from rag.types import Candidate, Chunk  # noqa: E402
 
 SIZES = (10, 30, 50)
@@ -68,11 +68,11 @@ def quality(scorer_fp32, scorer_int8, max_queries: int) -> dict | None:
     if not data.is_dir():
         return None
     from rag.config import load_config
-    from rag.index.loaders import load_beir
+    from rag.index import load_beir
     from rag.evaluation.metrics import dedupe_docs, ndcg_at_k
     from rag.pipeline import Pipeline
-    from rag.rerank.train import in_holdout
-    from rag.retrieval.hybrid import HybridRetriever
+    from rag.rerank import in_holdout
+    from rag.retrieval import HybridRetriever
 
     ds = load_beir(data, "train")
     pipe = Pipeline(load_config("configs/en.yaml"))

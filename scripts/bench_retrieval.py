@@ -71,12 +71,12 @@ def pct(xs, q):
 
 
 def run_one(n: int, n_queries: int, rank_bm25_queries: int) -> dict:
-    from rag.text.analyzers import make_analyzer
-    from rag.index.chunking import Chunker
+    from rag.text import make_analyzer
+    from rag.index import Chunker
     from rag.config import FusionConfig, RetrievalConfig
-    from rag.index.store import HybridIndex, IndexSettings
-    from rag.retrieval.hybrid import HybridRetriever
-    from rag.text.tokens import TiktokenCounter
+    from rag.index import HybridIndex, IndexSettings
+    from rag.retrieval import HybridRetriever
+    from rag.text import TiktokenCounter
 
     docs, queries = synthetic_docs(n)
     analyzer = make_analyzer("english", stem=False, stopwords=False)

@@ -20,10 +20,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rag.config import load_config  # noqa: E402
-from rag.index.loaders import load_beir  # noqa: E402
+from rag.index import load_beir  # noqa: E402
 from rag.pipeline import Pipeline  # noqa: E402
-from rag.rerank.train import in_holdout  # noqa: E402
-from rag.retrieval.hybrid import HybridRetriever  # noqa: E402
+from rag.rerank import in_holdout  # noqa: E402
+from rag.retrieval import HybridRetriever  # noqa: E402
 
 
 def main() -> int:

@@ -47,11 +47,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rag.config import load_config
-from rag.context.builder import ContextBuilder, ContextPolicy, Evidence
-from rag.answer.generators import AnswerPayload, CitationItem
-from rag.text.sentences import content_terms, lexical_support, normalize, split_sentences
-from rag.text.tokens import WhitespaceCounter
-from rag.answer.validation import CitationValidator
+from rag.context import ContextBuilder, ContextPolicy, Evidence
+from rag.answer import AnswerPayload, CitationItem
+from rag.text import content_terms, lexical_support, normalize, split_sentences
+from rag.text import WhitespaceCounter
+from rag.answer import CitationValidator
 
 
 # --------------------------------------------------------------------------- metrics
@@ -192,8 +192,8 @@ def demo_latency(validator: CitationValidator) -> tuple[list[float], int]:
     sys.path.insert(0, str(ROOT / "tests"))
     from conftest import DEMO_QUESTIONS, write_config
 
-    from rag.answer.loop import LoopSettings, build_request
-    from rag.answer.generators import ExtractiveGenerator
+    from rag.answer import LoopSettings, build_request
+    from rag.answer import ExtractiveGenerator
     from rag.pipeline import Pipeline
 
     p = Pipeline.from_config(write_config(Path(tempfile.mkdtemp(prefix="support_"))))
@@ -261,7 +261,7 @@ def main() -> None:
 
     embedding = None
     if args.embedder:
-        from rag.index.embedders import make_embedder
+        from rag.index import make_embedder
 
         emb = make_embedder(args.embedder, "default", threads=1)
         e_sf, e_wi = embedding_scores(sf, emb), embedding_scores(wi, emb)

@@ -21,11 +21,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rag.config import load_config  # noqa: E402
-from rag.index.loaders import load_beir  # noqa: E402
+from rag.index import load_beir  # noqa: E402
 from rag.evaluation.metrics import dedupe_docs, ndcg_at_k  # noqa: E402
 from rag.pipeline import Pipeline  # noqa: E402
-from rag.rerank.cross_encoder import CrossEncoderReranker, CrossEncoderScorer, fit_platt  # noqa: E402
-from rag.retrieval.hybrid import HybridRetriever  # noqa: E402
+from rag.rerank import CrossEncoderReranker, CrossEncoderScorer, fit_platt  # noqa: E402
+from rag.retrieval import HybridRetriever  # noqa: E402
 
 WEIGHTS = (0.0, 0.25, 0.4, 0.5, 0.6, 0.75, 1.0)
 

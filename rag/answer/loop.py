@@ -17,21 +17,17 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from rag.errors import AnswerContractError, InputError
-from rag.answer.generators import (
+from rag.answer.contract import (
     FORMAT_INSTRUCTION,
     GenerationOutput,
     GenerationRequest,
     Generator,
     TokenUsage,
+    Violation,
     answer_json_schema,
 )
 from rag.context.prompt import Message, Prompt
-from rag.answer.validation import (
-    CitationValidator,
-    ResolvedCitation,
-    ValidationReport,
-    Violation,
-)
+from rag.answer.validation import CitationValidator, ResolvedCitation, ValidationReport
 
 if TYPE_CHECKING:
     from rag.config import GenerationConfig

@@ -28,40 +28,15 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from rag.context.builder import ContextBlock
-from rag.answer.generators import AnswerPayload, parse_payload
-from rag.text.sentences import (
-    answer_sentences,
-    content_terms,
-    find_urls,
-    lexical_support,
-    marker_ids,
-    quote_found,
-    strip_markers,
-)
+from rag.answer.contract import AnswerPayload, Violation, ViolationCode, parse_payload
+from rag.text.sentences import answer_sentences, marker_ids, strip_markers
+from rag.text.support import content_terms, find_urls, lexical_support, quote_found
 
 if TYPE_CHECKING:
     from rag.config import ValidationConfig
     from rag.index.embedders import Embedder
 
 logger = logging.getLogger(__name__)
-
-ViolationCode = Literal[
-    "invalid_json", "schema", "status_contract", "empty_answer", "unknown_source", "unknown_marker",
-    "missing_marker", "marker_without_citation", "citation_not_referenced", "missing_quote", "quote_not_found",
-    "unsupported_claim", "unsupported_sentence", "url_in_answer",
-]
-
-
-@dataclass(frozen=True)
-class Violation:
-    code: ViolationCode
-    message: str
-    source_id: str | None = None
-    sentence: str | None = None
-
-    def describe(self) -> str:
-        return f"[{self.code}] {self.message}"
-
 
 @dataclass(frozen=True)
 class CitationCheck:

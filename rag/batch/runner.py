@@ -49,6 +49,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Iterable, Literal, Mapping, Protocol, Sequence
 
 from rag.errors import ConfigError, InputError, RagError
+from rag.types import Turn, turns_from_json
 
 logger = logging.getLogger(__name__)
 
@@ -91,18 +92,12 @@ class Answerer(Protocol):
 
 # --------------------------------------------------------------------------- input
 @dataclass(frozen=True)
-class HistoryTurn:
-    role: Literal["user", "assistant"]
-    content: str
-
-
-@dataclass(frozen=True)
 class BatchQuestion:
     id: str
     question: str
     line: int  # 1-based line number in the input file
     index: int  # 0-based position among the valid questions of the input
-    history: tuple[HistoryTurn, ...] = ()
+    history: tuple[Turn, ...] = ()
     gold: Mapping[str, Any] = field(default_factory=dict)  # the input line's other fields (expected answers …)
 
     def __post_init__(self) -> None:
@@ -144,20 +139,7 @@ def _sniff(path: Path, lines: Sequence[bytes]) -> Literal["jsonl", "text"]:
     return "text"
 
 
-def _history(value: Any) -> tuple[HistoryTurn, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        raise ValueError(f"'history' must be a list of {{role, content}} turns, got {type(value).__name__}")
-    out = []
-    for i, t in enumerate(value):
-        if not isinstance(t, dict) or t.get("role") not in ("user", "assistant") or not isinstance(t.get("content"), str):
-            raise ValueError(f"history[{i}] must be {{\"role\": \"user\"|\"assistant\", \"content\": str}}, got {t!r:.80}")
-        out.append(HistoryTurn(t["role"], t["content"]))
-    return tuple(out)
-
-
-def _parse_jsonl_line(text: str) -> tuple[str, str, tuple[HistoryTurn, ...], dict]:
+def _parse_jsonl_line(text: str) -> tuple[str, str, tuple[Turn, ...], dict]:
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -173,7 +155,7 @@ def _parse_jsonl_line(text: str) -> tuple[str, str, tuple[HistoryTurn, ...], dic
     elif isinstance(qid, bool) or not isinstance(qid, (str, int)) or not str(qid).strip():
         raise ValueError(f"'id' must be a non-empty string or integer, got {qid!r}")
     gold = {k: v for k, v in obj.items() if k not in ("id", "question", "history")}
-    return str(qid).strip(), q.strip(), _history(obj.get("history")), gold
+    return str(qid).strip(), q.strip(), turns_from_json(obj.get("history")), gold
 
 
 def read_questions(path: str | Path, *, format: Literal["auto", "jsonl", "text"] = "auto",

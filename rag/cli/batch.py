@@ -9,11 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-
-def _pipeline(args):
-    from rag.cli.main import _pipeline as make
-
-    return make(args)
+from rag.cli.common import make_pipeline
 
 
 def cmd_batch(args) -> int:
@@ -26,7 +22,7 @@ def cmd_batch(args) -> int:
         print(f"skipped {len(qs.problems)} bad input line(s): "
               + ", ".join(f"{p.line} ({p.kind})" for p in qs.problems[:10])
               + (" …" if len(qs.problems) > 10 else ""), file=sys.stderr)
-    p = _pipeline(args)
+    p = make_pipeline(args)
     if not callable(getattr(p, "answer", None)):
         from rag.errors import RagError
 

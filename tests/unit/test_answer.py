@@ -10,7 +10,7 @@ import pytest
 
 from rag.config import load_config
 from rag.pipeline import Pipeline
-from rag.context.prompt import DEFAULT_SYSTEM_PROMPT
+from rag.context import DEFAULT_SYSTEM_PROMPT
 from tests.conftest import write_config
 from tests.fakes import RecordingGenerator, Reply
 

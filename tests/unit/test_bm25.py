@@ -10,7 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from rag.text.analyzers import make_analyzer
+from rag.text import make_analyzer
 from rag.index.bm25 import BM25Index, top_k_desc
 from rag.errors import IndexCorruptError
 
@@ -282,7 +282,7 @@ def test_unknown_backend_raises():
 
 # -- the shared tiny BEIR fixture is lexically retrievable -----------------------------
 def test_tiny_beir_fixture_top_hit_is_the_most_relevant_doc():
-    from rag.index.loaders import load_beir
+    from rag.index import load_beir
 
     ds = load_beir(FIXTURES / "tiny_beir", "test")
     idx = _build("bm25s", [ANALYZER(d.text) for d in ds.corpus])

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from rag.index.chunking import Chunker
-from rag.text.tokens import TiktokenCounter, WhitespaceCounter
+from rag.index import Chunker
+from rag.text import TiktokenCounter, WhitespaceCounter
 from rag.types import Document
 
 TIKTOKEN = TiktokenCounter("cl100k_base")

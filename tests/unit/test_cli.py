@@ -152,7 +152,7 @@ def test_injected_demo_document_is_defused_end_to_end(tiny_config):
     import re
 
     from rag.pipeline import Pipeline
-    from rag.context.prompt import DEFAULT_SYSTEM_PROMPT
+    from rag.context import DEFAULT_SYSTEM_PROMPT
 
     p = Pipeline.from_config(tiny_config)
     p.build_index()

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag.context.builder import (
+from rag.context import (
     BudgetTerms,
     ContextBuilder,
     ContextPolicy,
@@ -26,7 +26,7 @@ from rag.context.builder import (
     render_blocks,
 )
 from rag.errors import BudgetError, EvidenceError
-from rag.text.tokens import TiktokenCounter, WhitespaceCounter
+from rag.text import TiktokenCounter, WhitespaceCounter
 
 WS = WhitespaceCounter()
 TK = TiktokenCounter("cl100k_base")

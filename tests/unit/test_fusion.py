@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag.retrieval.fusion import fuse
+from rag.retrieval import fuse
 from rag.types import Chunk, ScoredChunk
 
 

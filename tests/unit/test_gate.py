@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from rag.evaluation.abstention import auroc, calibrate_threshold, gate_rates, load_labelled, risk_coverage
 from rag.config import GateConfig
 from rag.errors import DatasetError, InputError
-from rag.rerank.gate import Gate
-from rag.rerank.cross_encoder import Calibration, CrossEncoderReranker
+from rag.rerank import Gate
+from rag.rerank import Calibration, CrossEncoderReranker
 from rag.types import Candidate, Chunk, RetrieverHit
 from tests.fakes import FakeScorer
 

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from rag.answer.loop import (
+from rag.answer import (
     AnswerOutcome,
     LoopSettings,
     agenerate_answer,
@@ -19,7 +19,7 @@ from rag.answer.loop import (
     question_of,
 )
 from rag.config import GenerationConfig, load_config
-from rag.context.builder import Evidence
+from rag.context import Evidence
 from rag.errors import (
     AnswerContractError,
     ConfigError,
@@ -28,7 +28,7 @@ from rag.errors import (
     GenerationTimeoutError,
     MissingApiKeyError,
 )
-from rag.answer.generators import (
+from rag.answer import (
     FORMAT_INSTRUCTION,
     AnswerPayload,
     ExtractiveGenerator,
@@ -38,9 +38,9 @@ from rag.answer.generators import (
     make_generator,
     parse_payload,
 )
-from rag.context.prompt import DEFAULT_SYSTEM_PROMPT, PromptBuilder, PromptSettings
-from rag.text.tokens import TiktokenCounter
-from rag.answer.validation import CitationValidator, ValidationSettings
+from rag.context import DEFAULT_SYSTEM_PROMPT, PromptBuilder, PromptSettings
+from rag.text import TiktokenCounter
+from rag.answer import CitationValidator, ValidationSettings
 from tests.fakes import Reply, completion_body
 
 KEY_ENV = "RAG_TEST_LLM_KEY"

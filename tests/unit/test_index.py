@@ -17,8 +17,8 @@ from rag.errors import (
     IndexNotFoundError,
     InputError,
 )
-from rag.index.embedders import HashingEmbedder
-from rag.index.store import current_version
+from rag.index import HashingEmbedder
+from rag.index import current_version
 from rag.pipeline import Pipeline
 from rag.types import Document
 

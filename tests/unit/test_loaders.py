@@ -14,7 +14,7 @@ from rag.errors import (
     EmptyCorpusError,
     InputError,
 )
-from rag.index.loaders import (
+from rag.index import (
     check_unique,
     load_beir,
     load_beir_corpus,

@@ -15,10 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag.context.builder import ContextBuilder, ContextPolicy, Evidence, neutralize
-from rag.index.embedders import HashingEmbedder
+from rag.context import ContextBuilder, ContextPolicy, Evidence, neutralize
+from rag.types import Turn
+from rag.index import HashingEmbedder
 from rag.errors import BudgetError, InputError
-from rag.context.prompt import (
+from rag.context import (
     DEFAULT_SYSTEM_PROMPT,
     GUIDELINE_TOOL,
     Guideline,
@@ -27,10 +28,9 @@ from rag.context.prompt import (
     Message,
     PromptBuilder,
     PromptSettings,
-    Turn,
     user_message,
 )
-from rag.text.tokens import TiktokenCounter, WhitespaceCounter
+from rag.text import TiktokenCounter, WhitespaceCounter
 
 WS = WhitespaceCounter()
 TK = TiktokenCounter("cl100k_base")

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from rag.errors import InputError, ModelLoadError
-from rag.rerank.cross_encoder import Calibration, CrossEncoderReranker, check_checkpoint, detect_language, fit_platt, reranked_candidates
+from rag.rerank import Calibration, CrossEncoderReranker, check_checkpoint, fit_platt, reranked_candidates
+from rag.text import detect_language
 from rag.types import Candidate, Chunk, RetrieverHit
 from tests.fakes import FakeScorer
 

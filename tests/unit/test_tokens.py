@@ -1,7 +1,7 @@
 import pytest
 
 from rag.errors import ConfigError
-from rag.text.tokens import TiktokenCounter, WhitespaceCounter, encoding_for_model, make_counter
+from rag.text import TiktokenCounter, WhitespaceCounter, encoding_for_model, make_counter
 
 
 def test_encoding_is_chosen_by_model_name():

@@ -11,14 +11,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag.answer.loop import LoopSettings, generate_answer
-from rag.context.builder import Evidence
-from rag.index.embedders import HashingEmbedder
+from rag.answer import LoopSettings, generate_answer
+from rag.context import Evidence
+from rag.index import HashingEmbedder
 from rag.errors import ConfigError
-from rag.answer.generators import AnswerPayload, CitationItem, ExtractiveGenerator
+from rag.answer import AnswerPayload, CitationItem, ExtractiveGenerator
 from rag.pipeline import Pipeline
-from rag.context.prompt import PromptBuilder, PromptSettings
-from rag.text.sentences import (
+from rag.context import PromptBuilder, PromptSettings
+from rag.text import (
     answer_sentences,
     lexical_support,
     marker_ids,
@@ -27,8 +27,8 @@ from rag.text.sentences import (
     split_sentences,
     strip_markers,
 )
-from rag.text.tokens import WhitespaceCounter
-from rag.answer.validation import CitationValidator, ValidationSettings
+from rag.text import WhitespaceCounter
+from rag.answer import CitationValidator, ValidationSettings
 from tests.conftest import DEMO_QUESTIONS, write_config
 
 PROPS = settings(max_examples=int(os.environ.get("RAG_PROPS_EXAMPLES", "200")), deadline=None,

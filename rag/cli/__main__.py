@@ -1,0 +1,3 @@
+from rag.cli.main import main
+
+raise SystemExit(main())

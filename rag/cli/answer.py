@@ -1,0 +1,170 @@
+"""``rag search | context | ask | demo``: the live request path from the command line."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rag.cli.common import progress_bar, load_history, make_pipeline
+
+
+def _candidate_json(c) -> dict:
+    ch = c.chunk
+    return {
+        "rank": c.rank,
+        "score": round(c.score, 6),
+        "evidence_id": ch.evidence_id,
+        "document_id": ch.document_id,
+        "version": ch.document_version,
+        "title": ch.title,
+        "uri": ch.uri,
+        "page": ch.page,
+        "span": [ch.start_char, ch.end_char],
+        "retrievers": {h.retriever: {"rank": h.rank, "score": round(h.score, 6)} for h in c.hits},
+        "text": ch.text,
+    }
+
+
+def _print_candidates(result, limit: int) -> None:
+    for c in result.candidates[:limit]:
+        ranks = "  ".join(f"{h.retriever}#{h.rank} ({h.score:.3f})" for h in c.hits)
+        snippet = " ".join(c.chunk.text.split())[:110]
+        page = f" p.{c.chunk.page}" if c.chunk.page else ""
+        print(f"{c.rank:>3}. {c.score:.4f}  {c.chunk.evidence_id}{page}  [{ranks}]")
+        print(f"      {c.chunk.title}: {snippet}")
+
+
+def cmd_search(args) -> int:
+    p = make_pipeline(args)
+    result = p.search(args.query, candidates=args.top)
+    if args.json:
+        print(json.dumps({"query": result.query, "config_hash": p.config.hash,
+                          "timings_ms": {k: round(v, 3) for k, v in result.timings_ms.items()},
+                          "candidates": [_candidate_json(c) for c in result.candidates]}, ensure_ascii=False, indent=2))
+    else:
+        _print_candidates(result, args.top)
+    return 0
+
+
+def print_manifest(m: dict) -> None:
+    b = m["budget"]
+    terms = " - ".join(f"{k} {b[k]}" for k in ("system", "guidelines", "history", "question", "output_reserve",
+                                                "schema_overhead", "wrapper_reserve", "safety_margin"))
+    print(f"prompt {m['prompt_version']}  tokenizer {m['tokenizer']}")
+    print(f"budget: context_limit {b['context_limit']} - {terms} = evidence_budget {b['evidence_budget']}")
+    print(f"used: evidence {m['evidence_tokens']} / {m['evidence_budget']}, rendered context "
+          f"{m['rendered_context_tokens']}, whole prompt {m['prompt_tokens']}")
+    h = m["history"]
+    print(f"history: kept {h['kept_turns']} turns ({h['tokens']} tokens), dropped {h['dropped_turns']} oldest")
+    if m["guidelines"]:
+        print(f"guidelines: {', '.join(m['guidelines'])}")
+    if m["version_conflicts"]:
+        print(f"several versions retrieved for: {', '.join(m['version_conflicts'])}")
+    for blk in m["blocks"]:
+        flags = (" truncated" if blk["truncated"] else "") + (f" neutralized={blk['neutralized']}" if blk["neutralized"] else "")
+        print(f"  [{blk['source_id']}] {blk['evidence_id']}  span {blk['span'][0]}-{blk['span'][1]}  "
+              f"{blk['tokens']} tokens{flags}")
+    for d in m["dropped"]:
+        print(f"  not sent: {d['evidence_id']}  {d['reason']}  {d['detail']}")
+
+
+def print_messages(messages) -> None:
+    for msg in messages:
+        extra = ""
+        if msg.tool_calls:
+            extra = " tool_calls=" + ", ".join(f"{t.name}({t.arguments})" for t in msg.tool_calls)
+        if msg.tool_call_id:
+            extra = f" tool_call_id={msg.tool_call_id}"
+        print(f"----- {msg.role}{extra}")
+        print(msg.content)
+
+
+def cmd_context(args) -> int:
+    p = make_pipeline(args)
+    _, prompt = p.build_prompt(args.question, load_history(args.history))
+    manifest = prompt.manifest.to_json()
+    if args.json:
+        out = {"question": args.question, "config_hash": p.config.hash, "manifest": manifest}
+        if args.show_prompt:
+            out["messages"] = prompt.to_openai()
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+        return 0
+    print_manifest(manifest)
+    if args.show_prompt:
+        print()
+        print_messages(prompt.messages)
+    return 0
+
+
+def print_answer(res) -> None:
+    """The human form of an AnswerResult: the answer, then its sources (server-resolved)."""
+    t = res.trace
+    if res.status == "answered":
+        print(res.answer)
+        print("\nSources:")
+        seen = set()
+        for c in res.citations:
+            if c.source_id in seen:
+                continue
+            seen.add(c.source_id)
+            page = f", p.{c.page}" if c.page is not None else ""
+            print(f"  [{c.source_id}] {c.title or c.document_id} (v{c.document_version}{page}) {c.uri}".rstrip())
+            print(f"       {c.evidence_id} chars {c.start_char}-{c.end_char}")
+    else:
+        print(f"insufficient evidence ({res.reason})")
+        if t is not None and t.gate.top_score is not None:
+            g = t.gate
+            print(f"  gate: {g.signal} top {g.top_score:.3f} vs threshold {g.threshold:.3f}, "
+                  f"{g.supporting} supporting (need {g.min_supporting})")
+    if t is not None:
+        stages = ", ".join(f"{k} {v:.0f}" for k, v in t.timings_ms.items())
+        print(f"\n[{stages} ms; {len(t.attempts)} generation attempt(s), {t.total_tokens} tokens]")
+
+
+def cmd_ask(args) -> int:
+    p = make_pipeline(args)
+    res = p.answer(args.question, load_history(args.history))
+    if args.json:
+        print(json.dumps(res.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print_answer(res)
+    return 0
+
+
+def cmd_demo(args) -> int:
+    """Index the bundled demo corpus and answer its questions: the README's main job."""
+    from rag.index.loaders import _jsonl
+
+    p = make_pipeline(args)
+    with progress_bar(None, "embedding") as bar:
+        idx = p.build_index(force=True, progress=bar.update)
+    print(f"indexed {len(idx.documents)} documents -> {len(idx)} chunks at {p.index_path}\n")
+    qpath = Path(args.questions) if args.questions else p.config.resolve("../data/demo/questions.jsonl")
+    tally = {"answered_ok": 0, "answerable": 0, "abstained_ok": 0, "unanswerable": 0}
+    for _, q in _jsonl(qpath):
+        res = p.answer(q["question"])
+        exp = q.get("expected_doc_id")
+        cited = {c.document_id for c in res.citations}
+        if exp:
+            tally["answerable"] += 1
+            ok = res.status == "answered" and exp in cited
+            tally["answered_ok"] += ok
+        else:
+            tally["unanswerable"] += 1
+            ok = res.status == "insufficient_evidence"
+            tally["abstained_ok"] += ok
+        print(f"[{'ok ' if ok else 'MISS'}] {q['id']} {q['question']}")
+        if res.status == "answered":
+            for line in res.answer.splitlines()[:3]:
+                print(f"        {line[:110]}")
+            srcs = sorted({(c.source_id, c.evidence_id) for c in res.citations}, key=lambda x: int(x[0][1:]))
+            print("        sources: " + ", ".join(f"[{s}] {e}" for s, e in srcs))
+        else:
+            g = res.trace.gate
+            why = res.reason
+            if not g.answer and g.top_score is not None:
+                why += f"; gate: {g.signal} {g.top_score:.3f} < {g.threshold:.3f}"
+            print(f"        insufficient evidence ({why})")
+    print(f"\nanswered with the expected document cited: {tally['answered_ok']}/{tally['answerable']} answerable questions; "
+          f"abstained: {tally['abstained_ok']}/{tally['unanswerable']} unanswerable questions")
+    print('one answer in full: rag ask "연차 휴가는 며칠인가요?"   (add --json for the trace)')
+    return 0

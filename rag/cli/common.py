@@ -1,0 +1,71 @@
+"""Shared by the CLI commands: config loading with --set overrides, progress bars."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from rag.errors import ConfigError
+
+
+DEFAULT_CONFIG = "configs/default.yaml"
+
+
+def overrides(pairs: list[str] | None) -> dict[str, object]:
+    import yaml
+
+    out: dict[str, object] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--set expects KEY=VALUE (e.g. retrieval.fusion.k=30), got {pair!r}")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
+def make_pipeline(args):
+    from rag.config import load_config
+    from rag.pipeline import Pipeline
+
+    cfg = load_config(args.config)
+    ov = overrides(getattr(args, "set", None))
+    return Pipeline(cfg.with_overrides(ov) if ov else cfg)
+
+
+def progress_bar(total: int | None, desc: str):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="chunk", file=sys.stderr, disable=None, dynamic_ncols=True)
+
+
+def load_history(path: str | None):
+    from rag.types import turns_from_json
+
+    if not path:
+        return ()
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"--history {path}: cannot read a JSON list of turns ({exc})") from None
+    try:
+        return turns_from_json(data)
+    except ValueError as exc:
+        raise ConfigError(f"--history {path}: {exc}") from None
+
+
+def progress_bars():
+    """A ``progress(stage, done, total)`` callback with one tqdm bar per stage; the ``embed`` stage
+    reports increments (chunks embedded per batch), every other stage its running count."""
+    from tqdm import tqdm
+
+    bars: dict[str, tqdm] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage not in bars:
+            bars[stage] = tqdm(total=total or None, desc=stage, file=sys.stderr, disable=None, dynamic_ncols=True)
+        if stage == "embed":
+            bars[stage].update(done)
+        else:
+            bars[stage].n = done
+            bars[stage].refresh()
+    return progress, bars

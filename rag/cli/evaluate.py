@@ -1,0 +1,120 @@
+"""``rag eval-retrieval | train-reranker | calibrate | eval-abstention``: offline evaluation and training."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rag.cli.common import make_pipeline, progress_bars
+
+
+def cmd_eval_retrieval(args) -> int:
+    from rag.evaluation.retrieval import evaluate_retrieval
+
+    p = make_pipeline(args)
+    progress, bars = progress_bars()
+
+    try:
+        qf = None
+        if args.holdout:
+            from rag.rerank.train import in_holdout
+
+            name = Path(args.dataset).name
+            qf = lambda q: in_holdout(name, q, args.holdout)  # noqa: E731
+        res = evaluate_retrieval(p, args.dataset, args.split, max_queries=args.max_queries, progress=progress,
+                                 rerank=not args.no_rerank, query_filter=qf)
+    finally:
+        for b in bars.values():
+            b.close()
+    out = res.to_json()
+    print(f"{res.dataset} / {res.split}: {res.n_queries} queries  (config {res.config_hash}, {res.embedding_model}, {res.analyzer})")
+    names = list(next(iter(res.metrics.values())).keys())
+    print(f"{'':10}" + "".join(f"{n:>12}" for n in names))
+    for r, m in res.metrics.items():
+        print(f"{r:10}" + "".join(f"{m[n]:>12.4f}" for n in names))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {args.json}")
+    return 0
+
+
+def cmd_train_reranker(args) -> int:
+    from rag.pipeline import Pipeline
+    from rag.rerank.train import load_groups, load_train_config, mine_groups, save_groups, train, write_model_card
+
+    cfg = load_train_config(args.config)
+    progress, bars = progress_bars()
+    cache = Path(".rag/train") / cfg.name / "groups.jsonl"
+    try:
+        if cache.is_file():
+            groups = load_groups(cache)
+            print(f"reusing {len(groups)} mined training groups from {cache}")
+        else:
+            groups = mine_groups(cfg, lambda path, corpus: Pipeline.from_config(path).retriever_over(corpus), progress)
+            save_groups(groups, cache)
+        report = train(cfg, groups, progress)
+    finally:
+        for b in bars.values():
+            b.close()
+    metrics = {}
+    if args.eval_dataset:
+        from rag.config import load_config
+        from rag.evaluation.retrieval import evaluate_retrieval
+        from rag.rerank.train import in_holdout
+
+        pc = load_config(args.eval_config).with_overrides({"rerank.model": str(report.output.resolve())})
+        name = Path(args.eval_dataset).name
+        res = evaluate_retrieval(Pipeline(pc), args.eval_dataset, "train",
+                                 query_filter=lambda q: in_holdout(name, q, args.eval_holdout))
+        metrics = {f"{name}_heldout_{k}": dict(v) for k, v in res.metrics.items() if k in ("hybrid", "rerank")}
+        metrics["n_queries"] = res.n_queries
+    card = write_model_card(cfg, report, groups, metrics)
+    print(f"trained {report.steps} steps on {report.groups} groups in {report.seconds / 60:.1f} min "
+          f"({report.pairs_per_second:.1f} pairs/s) -> {report.output}\nmodel card: {card}")
+    return 0
+
+
+def _scored(args):
+    from rag.evaluation.abstention import load_labelled, score_questions
+
+    p = make_pipeline(args)
+    items = load_labelled(args.dataset, args.split, args.max_questions)
+    progress, bars = progress_bars()
+    try:
+        return p, score_questions(p, items, progress)
+    finally:
+        for b in bars.values():
+            b.close()
+
+
+def cmd_calibrate(args) -> int:
+    from rag.evaluation.abstention import calibrate, write_calibrated_config
+
+    from rag.errors import InputError
+
+    out = Path(args.out) if args.out else Path(args.config).with_suffix(".calibrated.yaml")
+    if out.resolve().parent != Path(args.config).resolve().parent:
+        raise InputError(f"--out must be next to {args.config} (relative paths in the config are resolved from there)")
+    if not 0 < args.target_precision <= 1:
+        raise InputError(f"--target-precision must be in (0, 1], got {args.target_precision}")
+    p, scored = _scored(args)
+    report_dir = Path(args.report or f"results/calibrate-{Path(args.config).stem}-{Path(args.dataset).stem}")
+    rep = calibrate(p, scored, args.target_precision, report_dir, dataset=str(args.dataset), split=args.split)
+    write_calibrated_config(Path(args.config), out, rep.config_updates)
+    print(json.dumps(rep.summary, indent=2, ensure_ascii=False))
+    print(f"wrote {out} and {report_dir}/(calibration.json, risk_coverage.png, histograms.png)")
+    return 0
+
+
+def cmd_eval_abstention(args) -> int:
+    from rag.evaluation.abstention import evaluate_abstention, thresholds_from_report
+
+    compare = thresholds_from_report(args.compare) if args.compare else None
+    p, scored = _scored(args)
+    out = evaluate_abstention(p, scored, compare)
+    print(json.dumps(out, indent=2, ensure_ascii=False))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {args.json}")
+    return 0

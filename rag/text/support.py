@@ -1,0 +1,74 @@
+"""Comparing answer text with source text: normalization, verbatim quotes, URLs, content
+terms and the lexical support score (the share of a claim's content terms found in evidence)."""
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+from rag.text.analyzers import EnglishAnalyzer
+from rag.text.lang import HANGUL_SYLLABLE_RUN, ZERO_WIDTH
+from rag.text.sentences import strip_markers
+
+_URL = re.compile(r"(?i)\b(?:https?://|www\.)\S+")
+
+
+def find_urls(text: str) -> tuple[str, ...]:
+    return tuple(_URL.findall(text))
+
+
+def normalize(text: str) -> str:
+    """NFKC, zero-width characters removed, whitespace collapsed: the form quotes are compared in."""
+    return " ".join(unicodedata.normalize("NFKC", text).translate(ZERO_WIDTH).split())
+
+
+def quote_found(quote: str, block_text: str) -> bool:
+    """``quote`` occurs in ``block_text`` after normalization (surrounding quotation marks ignored)."""
+    q = normalize(quote).strip("\"'“”‘’「」『』")
+    q = q.strip()
+    return bool(q) and q in normalize(block_text)
+
+
+_EN = EnglishAnalyzer(stem=True, stopwords=True)
+# Endings and particles stripped from the end of a Hangul word before it is cut into
+# bigrams (longest first), so "연차는" and "연차의" both give "연차" and "정지합니다" gives "정지".
+_KO_SUFFIXES = tuple(sorted({
+    "입니다", "합니다", "됩니다", "습니다", "있습니다", "없습니다", "했습니다", "였습니다", "었습니다", "이었다", "였다", "었다", "했다", "한다", "된다",
+    "이다", "하다", "되며", "하며", "이며", "으며", "하고", "이고", "되고", "하여", "되어", "해야", "에서는", "에게는", "으로는", "에서", "에게",
+    "으로", "까지", "부터", "처럼", "보다", "이나", "에는", "에도", "과는", "와는", "이라", "라는", "이라는", "은", "는", "이", "가", "을",
+    "를", "의", "에", "도", "와", "과", "로", "만",
+}, key=lambda x: (-len(x), x)))
+
+
+def _hangul_terms(word: str) -> list[str]:
+    for suf in _KO_SUFFIXES:
+        if word.endswith(suf) and len(word) - len(suf) >= (1 if len(suf) >= 2 else 2):
+            word = word[:-len(suf)]
+            break
+    if len(word) <= 2:
+        return [word]
+    return [word[k:k + 2] for k in range(len(word) - 1)]
+
+
+@lru_cache(maxsize=50_000)
+def content_terms(text: str) -> frozenset[str]:
+    """Content terms: stemmed English words without stopwords, numbers, and Hangul words with
+    their ending or particle stripped, as character bigrams (a word of one or two syllables
+    stays whole)."""
+    text = unicodedata.normalize("NFKC", text)
+    out: list[str] = []
+    for i, part in enumerate(HANGUL_SYLLABLE_RUN.split(text)):
+        if i % 2 == 1:
+            out.extend(_hangul_terms(part))
+        elif part.strip():
+            out.extend(_EN(part))
+    return frozenset(out)
+
+
+def lexical_support(claim: str, evidence: str | frozenset[str]) -> float:
+    """Share of the claim's content terms that occur in the evidence (0..1; 0 for an empty claim)."""
+    c = content_terms(strip_markers(claim))
+    if not c:
+        return 0.0
+    e = evidence if isinstance(evidence, frozenset) else content_terms(evidence)
+    return len(c & e) / len(c)

@@ -1,0 +1,169 @@
+"""The package map holds: imports flow one way and nothing imports by a name string.
+
+Every ``import`` statement in ``rag/`` is read with ``ast`` (module level, inside functions and
+under ``TYPE_CHECKING`` alike) and checked against the tiers below: a module may import a lower
+tier, or another module of its own package; never a higher tier, a sibling package of the same
+tier, or its own package's ``__init__``. ``batch`` may import only the foundation (it drives
+anything that has ``answer``/``aanswer``). The graph must have no cycle.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PKG = ROOT / "rag"
+
+# (tier, unit). A unit is a stage package, or a single foundation module.
+TIERS: dict[str, int] = {
+    "rag": 0, "rag.errors": 0, "rag.types": 0, "rag.config": 0, "rag._io": 0,
+    "rag.text": 1,
+    "rag.index": 2,
+    "rag.retrieval": 3,
+    "rag.rerank": 4, "rag.context": 4,
+    "rag.answer": 5,
+    "rag.result": 6,
+    "rag.pipeline": 7,
+    "rag.batch": 8,
+    "rag.evaluation": 9,
+    "rag.cli": 10,
+}
+FOUNDATION = {u for u, t in TIERS.items() if t == 0}
+# The facade's lazy ``rag.Pipeline`` attribute: importing ``rag`` stays cheap, and
+# ``from rag import Pipeline`` still works. The only edge allowed to point up.
+ALLOWED_UPWARD = {("rag", "rag.pipeline")}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def unit_of(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) >= 2 and f"rag.{parts[1]}" in TIERS:
+        return f"rag.{parts[1]}"
+    return "rag"
+
+
+def imports_of(path: Path) -> list[tuple[int, str]]:
+    """(line, imported module) for every rag import in the file; ``from a import b`` counts as
+    ``a.b`` when ``a.b`` is a module, else as ``a``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    me = module_name(path)
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "rag"]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                pkg = me.split(".") if path.name == "__init__.py" else me.split(".")[:-1]
+                base = ".".join(pkg[:len(pkg) - node.level + 1] + ([base] if base else []))
+            if base.split(".")[0] != "rag":
+                continue
+            for a in node.names:
+                sub = f"{base}.{a.name}"
+                out.append((node.lineno, sub if sub in MODULES else base))
+    return out
+
+
+FILES = sorted(PKG.rglob("*.py"))
+MODULES = {module_name(p) for p in FILES}
+GRAPH = {module_name(p): imports_of(p) for p in FILES}
+
+
+def test_every_module_has_a_tier():
+    assert all(unit_of(m) in TIERS for m in MODULES)
+    top_level = sorted(p.stem for p in PKG.glob("*.py"))
+    assert top_level == ["__init__", "_io", "config", "errors", "pipeline", "result", "types"]
+
+
+def _violations() -> list[str]:
+    bad = []
+    for mod, edges in sorted(GRAPH.items()):
+        src = unit_of(mod)
+        for line, target in edges:
+            dst = unit_of(target)
+            where = f"{mod}:{line} imports {target}"
+            if target not in MODULES:
+                bad.append(f"{where}: no such module")
+            elif src == dst:
+                if target == src and mod != src and src != "rag":
+                    bad.append(f"{where}: a module imports its own package's __init__ (import the submodule)")
+            elif (mod, target) in ALLOWED_UPWARD:
+                continue
+            elif src == "rag.batch" and dst not in FOUNDATION:
+                bad.append(f"{where}: batch may import only the foundation ({sorted(FOUNDATION)})")
+            elif TIERS[dst] > TIERS[src]:
+                bad.append(f"{where}: upward import (tier {TIERS[src]} -> {TIERS[dst]})")
+            elif TIERS[dst] == TIERS[src] and src not in FOUNDATION:
+                bad.append(f"{where}: sibling stages of tier {TIERS[src]} do not import each other")
+    return bad
+
+
+def test_imports_flow_one_way():
+    assert _violations() == []
+
+
+def _cycles() -> list[list[str]]:
+    edges = {m: sorted({t for _, t in GRAPH[m] if t in MODULES and t != m}) for m in GRAPH}
+    color: dict[str, int] = {}
+    found: list[list[str]] = []
+
+    def visit(m: str, stack: list[str]) -> None:
+        color[m] = 1
+        stack.append(m)
+        for n in edges[m]:
+            if color.get(n) == 1:
+                found.append(stack[stack.index(n):] + [n])
+            elif n not in color:
+                visit(n, stack)
+        stack.pop()
+        color[m] = 2
+
+    for m in sorted(edges):
+        if m not in color:
+            visit(m, [])
+    return [c for c in found if not any((a, b) in ALLOWED_UPWARD for a, b in zip(c, c[1:]))]
+
+
+def test_no_import_cycles():
+    assert _cycles() == []
+
+
+def test_the_checker_catches_what_it_should(monkeypatch):
+    """The rules above are not vacuous: an upward edge, a sibling edge, a batch edge and a cycle
+    added to the real graph are each reported."""
+    fake = {k: list(v) for k, v in GRAPH.items()}
+    fake["rag.text.tokens"] = fake["rag.text.tokens"] + [(1, "rag.pipeline")]
+    fake["rag.context.builder"] = fake["rag.context.builder"] + [(2, "rag.rerank.gate")]
+    fake["rag.batch.runner"] = fake["rag.batch.runner"] + [(3, "rag.text.tokens")]
+    fake["rag.text.lang"] = fake["rag.text.lang"] + [(4, "rag.text.support")]  # support -> lang -> support
+    monkeypatch.setitem(globals(), "GRAPH", fake)
+    text = "\n".join(_violations())
+    assert "rag.text.tokens:1 imports rag.pipeline: upward" in text
+    assert "rag.context.builder:2 imports rag.rerank.gate: sibling" in text
+    assert "rag.batch.runner:3 imports rag.text.tokens: batch may import only" in text
+    assert any("rag.text.lang" in c and "rag.text.support" in c for c in _cycles())
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_import_by_name_string(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            assert name not in ("import_module", "__import__"), f"{path}:{node.lineno} imports by name string"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "scripts").glob("*.py")) + sorted((ROOT / "examples").glob("*.py")),
+                         ids=lambda p: p.name)
+def test_scripts_do_not_edit_sys_path(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "path" and getattr(node.value, "id", "") == "sys":
+            pytest.fail(f"{path.name}:{node.lineno} uses sys.path; install the package (pip install -e .) instead")
