@@ -29,8 +29,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
 STAGES = ("bm25", "embed_query", "dense", "fusion", "rerank", "gate", "context", "generation", "validation", "total")
 

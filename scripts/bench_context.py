@@ -22,12 +22,10 @@ import json
 import platform
 import random
 import statistics
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from rag.context import ContextBuilder, ContextPolicy, Evidence, neutralize, shingles  # noqa: E402
 from rag.types import Turn

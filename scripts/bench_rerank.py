@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rag.rerank import CrossEncoderReranker, CrossEncoderScorer  # noqa: E402
 from rag.types import Candidate, Chunk  # noqa: E402

@@ -17,7 +17,6 @@ import random
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rag.config import load_config  # noqa: E402
 from rag.index import load_beir  # noqa: E402

@@ -36,7 +36,6 @@ import hashlib
 import json
 import platform
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -44,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+DEMO = ROOT / "data" / "demo"
 
 from rag.config import load_config
 from rag.context import ContextBuilder, ContextPolicy, Evidence
@@ -189,18 +188,22 @@ def scifact_latency(data: Path, validator: CitationValidator, limit: int = 150) 
 
 
 def demo_latency(validator: CitationValidator) -> tuple[list[float], int]:
-    sys.path.insert(0, str(ROOT / "tests"))
-    from conftest import DEMO_QUESTIONS, write_config
+    from rag.config import load_config
 
     from rag.answer import LoopSettings, build_request
     from rag.answer import ExtractiveGenerator
     from rag.pipeline import Pipeline
 
-    p = Pipeline.from_config(write_config(Path(tempfile.mkdtemp(prefix="support_"))))
+    tmp = Path(tempfile.mkdtemp(prefix="support_"))
+    # The unit tests' demo config: demo corpus, hashing embedder (no model), no reranker.
+    p = Pipeline(load_config(None).with_overrides({
+        "corpus.paths": [str(DEMO / "documents.jsonl")], "corpus.format": "jsonl", "index.path": str(tmp / "index"),
+        "bm25.analyzer": "korean_bigram", "embedding.backend": "hashing", "embedding.dim": 128,
+        "embedding.cache_dir": str(tmp / "cache"), "retrieval.candidates": 10, "rerank.enabled": False}))
     p.build_index()
     gen = ExtractiveGenerator()
     times, answered = [], 0
-    for line in DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines():
+    for line in (DEMO / "questions.jsonl").read_text(encoding="utf-8").splitlines():
         q = json.loads(line)["question"]
         _, prompt = p.build_prompt(q)
         out = gen.generate(build_request(prompt, 1, (), q, LoopSettings()))

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rag.config import load_config  # noqa: E402
 from rag.index import load_beir  # noqa: E402

@@ -48,6 +48,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Literal, Mapping, Protocol, Sequence
 
+from rag._io import fsync_dir
 from rag.errors import ConfigError, InputError, RagError
 from rag.types import Turn, turns_from_json
 
@@ -412,19 +413,6 @@ def make_record(q: BatchQuestion, info: RunInfo, result: Any | None, latency_ms:
 
 
 # --------------------------------------------------------------------------- the results file
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 @dataclass(frozen=True)
 class ExistingOutput:
     records: Mapping[str, BatchRecord]  # latest line per id
@@ -505,7 +493,7 @@ class ResultWriter:
                                       "another -o") from None
             raise
         if created and fsync:
-            _fsync_dir(path.parent)
+            fsync_dir(path.parent)
 
     def append(self, record: BatchRecord) -> None:
         data = (json.dumps(record.to_json(), ensure_ascii=False) + "\n").encode("utf-8")
@@ -543,7 +531,7 @@ def compact_output(path: Path, order: Mapping[str, int], *, fsync: bool = True) 
             os.fsync(fh.fileno())
     os.replace(tmp, path)
     if fsync:
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
     return len(recs)
 
 

@@ -18,6 +18,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from rag._io import read_jsonl
 from rag.errors import DatasetError, InputError
 from rag.rerank.train import in_holdout
 from rag.types import Candidate, Chunk, RetrieverHit
@@ -69,21 +70,21 @@ def load_labelled(path: str | Path, split: str = "all", max_questions: int | Non
                         raise DatasetError(f"{p}: question {qa.get('id')} has no 'is_impossible' (SQuAD 1.1 is not labelled)")
                     items.append(LabelledQuestion(str(qa["id"]), qa["question"], (passage,), not qa["is_impossible"]))
     else:
-        with open(p, encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    o = json.loads(line)
-                    passages = tuple(Passage(str(x["docid"]), str(x.get("title") or ""), str(x.get("text") or ""))
-                                     for x in o["passages"])
-                    ans = o["answerable"]
-                    if not isinstance(ans, bool):
-                        raise TypeError(f"'answerable' must be true/false, got {ans!r}")
-                    items.append(LabelledQuestion(str(o.get("query_id") or o.get("id") or lineno), str(o["question"]),
-                                                  passages, ans))
-                except (ValueError, KeyError, TypeError) as exc:
-                    raise DatasetError(f"{p}:{lineno}: expected question, passages[docid,title,text], answerable ({exc})") from None
+        try:
+            rows = list(read_jsonl(p, DatasetError))
+        except DatasetError as exc:
+            raise DatasetError(f"{exc}; expected question, passages[docid,title,text], answerable") from None
+        for lineno, o in rows:
+            try:
+                passages = tuple(Passage(str(x["docid"]), str(x.get("title") or ""), str(x.get("text") or ""))
+                                 for x in o["passages"])
+                ans = o["answerable"]
+                if not isinstance(ans, bool):
+                    raise TypeError(f"'answerable' must be true/false, got {ans!r}")
+                items.append(LabelledQuestion(str(o.get("query_id") or o.get("id") or lineno), str(o["question"]),
+                                              passages, ans))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise DatasetError(f"{p}:{lineno}: expected question, passages[docid,title,text], answerable ({exc})") from None
     if not items:
         raise DatasetError(f"{p}: no labelled questions")
     return _select(items, split, p.name, max_questions)

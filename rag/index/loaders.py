@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import csv
-import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Mapping
 
+from rag._io import parse_jsonl
 from rag.errors import DatasetError, DocumentDecodeError, DuplicateDocumentError, EmptyCorpusError, InputError
 from rag.types import Document
 
@@ -27,19 +27,7 @@ def _read_text(path: Path) -> str:
 
 
 def _jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    text = _read_text(path)
-    # Split on "\n" only: JSON strings may hold U+2028/U+2029/U+0085 unescaped.
-    for lineno, line in enumerate(text.split("\n"), 1):
-        line = line.rstrip("\r")
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
-        if not isinstance(obj, dict):
-            raise InputError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
-        yield lineno, obj
+    return parse_jsonl(_read_text(path), path)
 
 
 def load_jsonl_documents(path: str | Path) -> list[Document]:

@@ -32,6 +32,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from rag import __version__
+from rag._io import fsync_dir, fsync_file, fsync_tree
 from rag.text.analyzers import Analyzer
 from rag.index.bm25 import BM25Index, top_k_desc
 from rag.index.chunking import Chunker
@@ -378,13 +379,13 @@ class HybridIndex:
             self._build_faiss()
         faiss.write_index(self._faiss, str(tmp / "dense.faiss"))
         self.bm25.save(tmp / "bm25")
-        _fsync_tree(tmp)
+        fsync_tree(tmp)
         os.replace(tmp, root / name)
         cur_tmp = root / f".CURRENT.tmp-{os.getpid()}"
         cur_tmp.write_text(name + "\n", encoding="utf-8")
-        _fsync_file(cur_tmp)
+        fsync_file(cur_tmp)
         os.replace(cur_tmp, root / "CURRENT")
-        _fsync_dir(root)
+        fsync_dir(root)
         # Keep the new and the previous version; remove older ones and stale temp folders.
         for v in _versions(root):
             if v < int(name[2:]) - 1:
@@ -502,31 +503,6 @@ def current_version(root: Path) -> Path:
     if not _VERSION_DIR.match(name) or not folder.is_dir():
         raise IndexCorruptError(f"{root}/CURRENT points at {name!r}, which does not exist; rebuild with `rag index`")
     return folder
-
-
-def _fsync_file(p: Path) -> None:
-    fd = os.open(p, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(p: Path) -> None:
-    try:
-        _fsync_file(p)
-    except OSError:  # some filesystems refuse directory fsync
-        pass
-
-
-def _fsync_tree(root: Path) -> None:
-    for p in sorted(root.rglob("*")):
-        if p.is_file():
-            _fsync_file(p)
-    for p in sorted(root.rglob("*")):
-        if p.is_dir():
-            _fsync_dir(p)
-    _fsync_dir(root)
 
 
 def build_index(docs: Sequence[Document], settings: IndexSettings, chunker: Chunker, analyzer: Analyzer,

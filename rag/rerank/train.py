@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rag._io import read_jsonl, write_jsonl
 from rag.errors import ConfigError, DatasetError, missing_dependency
 from rag.types import Document
 
@@ -288,17 +289,10 @@ def write_model_card(cfg: TrainConfig, report: TrainReport, groups: Sequence[Tra
 
 
 def save_groups(groups: Sequence[TrainGroup], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as fh:
-        for g in groups:
-            fh.write(json.dumps({"query_id": g.query_id, "query": g.query, "positive": g.positive,
-                                 "negatives": list(g.negatives), "source": g.source}, ensure_ascii=False) + "\n")
+    write_jsonl(path, ({"query_id": g.query_id, "query": g.query, "positive": g.positive,
+                        "negatives": list(g.negatives), "source": g.source} for g in groups))
 
 
 def load_groups(path: Path) -> list[TrainGroup]:
-    out = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            o = json.loads(line)
-            out.append(TrainGroup(o["query_id"], o["query"], o["positive"], tuple(o["negatives"]), o["source"]))
-    return out
+    return [TrainGroup(o["query_id"], o["query"], o["positive"], tuple(o["negatives"]), o["source"])
+            for _, o in read_jsonl(path, DatasetError)]
