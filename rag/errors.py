@@ -10,7 +10,11 @@ class RagError(Exception):
 
 
 class ConfigError(RagError):
-    """A configuration file or value is invalid."""
+    """A configuration file or value is invalid (the message names the dotted path)."""
+
+
+class ConfigValueError(ConfigError, ValueError):
+    """A config section built in Python got a bad value; also a ``ValueError``, as for any bad argument."""
 
 
 class InputError(RagError):

@@ -10,7 +10,7 @@ from typing import Iterable, Sequence
 
 from rag.text.analyzers import make_analyzer
 from rag.answer.loop import AnswerOutcome, agenerate_answer, generate_answer
-from rag.context.builder import ContextPolicy, Evidence
+from rag.context.builder import Evidence
 from rag.index.chunking import Chunker
 from rag.config import RagConfig, load_config
 from rag.index.embedders import CachedEmbedder, Embedder, EmbeddingCache, make_embedder
@@ -19,7 +19,7 @@ from rag.answer.generators import Generator, make_generator
 from rag.errors import IndexMismatchError
 from rag.index.store import HybridIndex, IndexSettings, Progress, UpdateReport, build_index, index_exists
 from rag.index.loaders import check_unique, load_documents, load_guidelines
-from rag.context.prompt import DEFAULT_SYSTEM_PROMPT, Guideline, GuidelineSelector, Prompt, PromptBuilder, PromptSettings
+from rag.context.prompt import Guideline, GuidelineSelector, Prompt, PromptBuilder
 from rag.types import Turn
 from rag.rerank.cross_encoder import Calibration, CrossEncoderReranker, CrossEncoderScorer, RerankResult, reranked_candidates
 from rag.result import AnswerResult, AnswerTrace, CandidateTrace
@@ -198,23 +198,11 @@ class Pipeline:
 
     def _make_prompt_builder(self) -> PromptBuilder:
         c = self.config.context
-        counter = make_counter(c.tokenizer, c.model)
-        settings = PromptSettings(
-            context_limit=c.context_limit, output_reserve=c.output_reserve, schema_overhead=c.schema_overhead,
-            safety_margin=c.safety_margin, message_overhead=c.message_overhead, history_budget=c.history_budget,
-            system_prompt=c.system_prompt or DEFAULT_SYSTEM_PROMPT, prompt_version=c.prompt_version,
-        )
-        policy = ContextPolicy(
-            max_blocks=c.max_blocks, max_blocks_per_document=c.max_blocks_per_document,
-            min_block_tokens=c.min_block_tokens, ordering=c.ordering, overlap_policy=c.overlap_policy,
-            near_duplicates=c.near_duplicates, near_duplicate_threshold=c.near_duplicate_threshold,
-        )
         guides = self.guidelines()
         selector = None
         if guides:
-            emb = self.embedder if c.guideline_match != "keyword" else None
-            selector = GuidelineSelector(guides, c.guideline_match, c.guideline_threshold, emb)
-        return PromptBuilder(counter, settings, policy, selector)
+            selector = GuidelineSelector(guides, c, self.embedder if c.guideline_match != "keyword" else None)
+        return PromptBuilder(make_counter(c.tokenizer, c.model), c, selector)
 
     def build_prompt(self, question: str, history: Sequence[Turn] = (), *,
                      search: SearchResult | None = None) -> tuple[SearchResult, Prompt]:

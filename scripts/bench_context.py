@@ -27,9 +27,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from rag.context import ContextBuilder, ContextPolicy, Evidence, neutralize, shingles  # noqa: E402
+from rag.config import ContextConfig
+from rag.context import ContextBuilder, Evidence, neutralize, shingles
 from rag.types import Turn
-from rag.context import Guideline, GuidelineSelector, PromptBuilder, PromptSettings  # noqa: E402
+from rag.context import Guideline, GuidelineSelector, PromptBuilder
 from rag.text.tokens import TiktokenCounter, _count_cached, get_encoding  # noqa: E402
 
 TARGET_P50_MS = 5.0
@@ -149,15 +150,14 @@ def main(argv: list[str] | None = None) -> int:
     load_s = time.perf_counter() - t0
 
     rng = random.Random(args.seed)
-    settings = PromptSettings(context_limit=8192)
-    policy = ContextPolicy(max_blocks=8, max_blocks_per_document=3)
+    settings = policy = ContextConfig(context_limit=8192, max_blocks=8, max_blocks_per_document=3)
     selector = GuidelineSelector([
         Guideline("g-safety", "안전 관련 답변은 경고 문구로 시작하세요.", keywords=("안전", "safety")),
         Guideline("g-refund", "Quote the refund clause number.", keywords=("환불", "refund")),
     ])
     history = [Turn("user", "지난주 점검 결과를 요약해 주세요."), Turn("assistant", "점검 결과 이상 없음 [S1].")]
     question = "냉각수 펌프의 안전 정지 온도는 몇 도인가요? What is the pump's safety stop temperature?"
-    prompt_builder = PromptBuilder(counter, settings, policy, selector)
+    prompt_builder = PromptBuilder(counter, settings, selector)
     builder = ContextBuilder(counter, policy)
 
     warm_items = evidence_from(candidate_texts(rng, args.candidates, args.tokens), rng)

@@ -46,7 +46,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "data" / "demo"
 
 from rag.config import load_config
-from rag.context import ContextBuilder, ContextPolicy, Evidence
+from rag.config import ContextConfig
+from rag.context import ContextBuilder, Evidence
 from rag.answer import AnswerPayload, CitationItem
 from rag.text import content_terms, lexical_support, normalize, split_sentences
 from rag.text import WhitespaceCounter
@@ -158,7 +159,7 @@ def wice_pairs(data: Path):
 # --------------------------------------------------------------------------- latency
 def bundle_of(texts: list[tuple[str, str]]):
     ev = [Evidence(f"{doc}:0", doc, "1", t, 0, len(t), 10.0 - i) for i, (doc, t) in enumerate(texts)]
-    return ContextBuilder(WhitespaceCounter(), ContextPolicy(max_blocks=8, near_duplicates="keep")).build(ev, 100_000)
+    return ContextBuilder(WhitespaceCounter(), ContextConfig(max_blocks=8, near_duplicates="keep")).build(ev, 100_000)
 
 
 def clear_caches() -> None:
@@ -190,7 +191,7 @@ def scifact_latency(data: Path, validator: CitationValidator, limit: int = 150) 
 def demo_latency(validator: CitationValidator) -> tuple[list[float], int]:
     from rag.config import load_config
 
-    from rag.answer import LoopSettings, build_request
+    from rag.answer import build_request
     from rag.answer import ExtractiveGenerator
     from rag.pipeline import Pipeline
 
@@ -206,7 +207,7 @@ def demo_latency(validator: CitationValidator) -> tuple[list[float], int]:
     for line in (DEMO / "questions.jsonl").read_text(encoding="utf-8").splitlines():
         q = json.loads(line)["question"]
         _, prompt = p.build_prompt(q)
-        out = gen.generate(build_request(prompt, 1, (), q, LoopSettings()))
+        out = gen.generate(build_request(prompt, 1, (), q))
         clear_caches()
         t0 = time.perf_counter()
         report = validator.validate(out.payload, prompt.source_map)

@@ -32,7 +32,6 @@ from rag.answer.validation import (
     ResolvedCitation,
     SentenceCheck,
     ValidationReport,
-    ValidationSettings,
 )
 from rag.answer.loop import (
     MAX_LISTED_VIOLATIONS,
@@ -42,7 +41,6 @@ from rag.answer.loop import (
     build_request,
     feedback_message,
     generate_answer,
-    LoopSettings,
     question_of,
 )
 
@@ -58,7 +56,6 @@ __all__ = [
     "GenerationOutput",
     "GenerationRequest",
     "Generator",
-    "LoopSettings",
     "MAX_LISTED_VIOLATIONS",
     "OpenAIGenerator",
     "ParseResult",
@@ -69,7 +66,6 @@ __all__ = [
     "SentenceScorer",
     "TokenUsage",
     "ValidationReport",
-    "ValidationSettings",
     "Violation",
     "ViolationCode",
     "agenerate_answer",

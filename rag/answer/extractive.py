@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from rag.answer.contract import AnswerPayload, CitationItem, GenerationOutput, GenerationRequest, TokenUsage
 from rag.context.builder import ContextBundle
-from rag.errors import ConfigError, GenerationError
+from rag.config import GenerationConfig
+from rag.errors import GenerationError
 from rag.text.lang import has_hangul
 from rag.text.sentences import split_sentences
 from rag.text.support import content_terms, find_urls
@@ -64,12 +65,12 @@ def lexical_question_scores(question: str, sentences: Sequence[str]) -> list[flo
 class ExtractiveGenerator:
     """No-LLM answers: the best-matching block sentences, each cited with itself as the quote."""
 
-    def __init__(self, max_sentences: int = 3, min_score: float = 0.3, scorer: SentenceScorer | None = None,
+    def __init__(self, config: GenerationConfig | None = None, scorer: SentenceScorer | None = None, *,
                  min_chars: int = 8, relative_floor: float = 0.6) -> None:
-        if max_sentences < 1:
-            raise ConfigError(f"extractive max_sentences must be >= 1, got {max_sentences}")
-        self.max_sentences = max_sentences
-        self.min_score = min_score
+        """``config``: the ``generation`` section (``extractive_max_sentences``, ``extractive_min_score``)."""
+        config = config or GenerationConfig()
+        self.max_sentences = config.extractive_max_sentences
+        self.min_score = config.extractive_min_score
         self.scorer = scorer
         self.min_chars = min_chars
         self.relative_floor = relative_floor  # keep sentences scoring at least this share of the best one

@@ -214,4 +214,4 @@ def make_generator(config: GenerationConfig, *, scorer: SentenceScorer | None = 
     """The generator a config asks for (constructors only store settings; nothing connects yet)."""
     if config.backend == "openai":
         return OpenAIGenerator(config, http_client=http_client)
-    return ExtractiveGenerator(config.extractive_max_sentences, config.extractive_min_score, scorer)
+    return ExtractiveGenerator(config, scorer)

@@ -14,8 +14,9 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
+from rag.config import GenerationConfig
 from rag.errors import AnswerContractError, InputError
 from rag.answer.contract import (
     FORMAT_INSTRUCTION,
@@ -29,29 +30,10 @@ from rag.answer.contract import (
 from rag.context.prompt import Message, Prompt
 from rag.answer.validation import CitationValidator, ResolvedCitation, ValidationReport
 
-if TYPE_CHECKING:
-    from rag.config import GenerationConfig
 
 logger = logging.getLogger(__name__)
 
 MAX_LISTED_VIOLATIONS = 12
-
-
-@dataclass(frozen=True)
-class LoopSettings:
-    max_attempts: int = 3
-    on_failure: Literal["error", "insufficient_evidence"] = "insufficient_evidence"
-    format_instruction: bool = True  # append FORMAT_INSTRUCTION as a final user message
-
-    def __post_init__(self) -> None:
-        if self.max_attempts < 1:
-            raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts}")
-        if self.on_failure not in ("error", "insufficient_evidence"):
-            raise ValueError(f"on_failure must be error or insufficient_evidence, got {self.on_failure!r}")
-
-    @classmethod
-    def from_config(cls, c) -> LoopSettings:  # c: rag.config.GenerationConfig
-        return cls(c.max_attempts, c.on_failure)
 
 
 @dataclass(frozen=True)
@@ -110,11 +92,13 @@ def feedback_message(violations: Sequence[Violation], source_ids: Sequence[str])
                    "answer the question use status insufficient_evidence with no citations.")
 
 
-def build_request(prompt: Prompt, attempt: int, violations: Sequence[Violation], question: str,
-                  settings: LoopSettings) -> GenerationRequest:
+def build_request(prompt: Prompt, attempt: int, violations: Sequence[Violation], question: str, *,
+                  format_instruction: bool = True) -> GenerationRequest:
+    """The messages of one attempt: the prompt, the JSON format instruction (unless the caller's
+    generator is told the format some other way) and the previous attempt's violations."""
     ids = tuple(prompt.source_map)
     messages = list(prompt.messages)
-    if settings.format_instruction:
+    if format_instruction:
         messages.append(Message("user", FORMAT_INSTRUCTION))
     if violations:
         messages.append(feedback_message(violations, ids))
@@ -126,11 +110,12 @@ class _Loop:
     """Shared bookkeeping of the sync and async loops."""
 
     def __init__(self, prompt: Prompt, generator: Generator, validator: CitationValidator,
-                 settings: LoopSettings | GenerationConfig, question: str | None) -> None:
+                 config: GenerationConfig, question: str | None, format_instruction: bool) -> None:
         self.prompt = prompt
         self.generator = generator
         self.validator = validator
-        self.settings = settings if isinstance(settings, LoopSettings) else LoopSettings.from_config(settings)
+        self.config = config
+        self.format_instruction = format_instruction
         self.question = question if question is not None else question_of(prompt)
         self.records: list[AttemptRecord] = []
         self.t0 = time.perf_counter()
@@ -138,7 +123,8 @@ class _Loop:
 
     def request(self) -> GenerationRequest:
         prev = self.records[-1].violations if self.records else ()
-        return build_request(self.prompt, len(self.records) + 1, prev, self.question, self.settings)
+        return build_request(self.prompt, len(self.records) + 1, prev, self.question,
+                             format_instruction=self.format_instruction)
 
     def record(self, out: GenerationOutput) -> AnswerOutcome | None:
         """Validate one output; return the outcome when the loop is done, else None."""
@@ -159,9 +145,9 @@ class _Loop:
             reason = "validated" if report.status == "answered" else "model_abstained"
             logger.info("answer attempt %d: %s", n, reason)
             return self._outcome(report.status, report.answer, report.resolved, reason)
-        logger.info("answer attempt %d/%d rejected: %s", n, self.settings.max_attempts, ", ".join(report.codes))
+        logger.info("answer attempt %d/%d rejected: %s", n, self.config.max_attempts, ", ".join(report.codes))
         repeated = len(self.records) >= 2 and self.records[-2].raw_text == out.raw_text
-        if n >= self.settings.max_attempts or repeated:
+        if n >= self.config.max_attempts or repeated:
             if repeated:
                 logger.info("the generator repeated its rejected reply; stopping early")
             return self._fail()
@@ -180,7 +166,7 @@ class _Loop:
 
     def _fail(self) -> AnswerOutcome:
         last = self.records[-1]
-        if self.settings.on_failure == "error":
+        if self.config.on_failure == "error":
             detail = "; ".join(v.describe() for v in last.violations[:5])
             raise AnswerContractError(
                 f"no answer passed validation after {len(self.records)} attempts (last: {detail}). Check the "
@@ -190,9 +176,10 @@ class _Loop:
 
 
 def generate_answer(prompt: Prompt, generator: Generator, validator: CitationValidator,
-                    settings: LoopSettings | GenerationConfig, *, question: str | None = None) -> AnswerOutcome:
+                    config: GenerationConfig | None = None, *, question: str | None = None,
+                    format_instruction: bool = True) -> AnswerOutcome:
     """Generate and validate with bounded regeneration. See the module docstring for the contract."""
-    loop = _Loop(prompt, generator, validator, settings, question)
+    loop = _Loop(prompt, generator, validator, config or GenerationConfig(), question, format_instruction)
     if not prompt.bundle.blocks:
         return loop.no_context()
     while True:
@@ -202,9 +189,10 @@ def generate_answer(prompt: Prompt, generator: Generator, validator: CitationVal
 
 
 async def agenerate_answer(prompt: Prompt, generator: Generator, validator: CitationValidator,
-                           settings: LoopSettings | GenerationConfig, *, question: str | None = None) -> AnswerOutcome:
+                           config: GenerationConfig | None = None, *, question: str | None = None,
+                    format_instruction: bool = True) -> AnswerOutcome:
     """Async twin of :func:`generate_answer`."""
-    loop = _Loop(prompt, generator, validator, settings, question)
+    loop = _Loop(prompt, generator, validator, config or GenerationConfig(), question, format_instruction)
     if not prompt.bundle.blocks:
         return loop.no_context()
     while True:

@@ -27,13 +27,14 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from rag.config import ValidationConfig
 from rag.context.builder import ContextBlock
+from rag.errors import ConfigError
 from rag.answer.contract import AnswerPayload, Violation, ViolationCode, parse_payload
 from rag.text.sentences import answer_sentences, marker_ids, strip_markers
 from rag.text.support import content_terms, find_urls, lexical_support, quote_found
 
 if TYPE_CHECKING:
-    from rag.config import ValidationConfig
     from rag.index.embedders import Embedder
 
 logger = logging.getLogger(__name__)
@@ -99,21 +100,6 @@ class ValidationReport:
         return tuple(v.code for v in self.violations)
 
 
-@dataclass(frozen=True)
-class ValidationSettings:
-    support_method: Literal["lexical", "embedding", "max"] = "lexical"
-    support_threshold: float = 0.45
-    embedding_threshold: float = 0.75
-    require_quotes: bool = True
-    check_claims: bool = True
-    reject_urls: bool = True
-
-    @classmethod
-    def from_config(cls, c: ValidationConfig) -> ValidationSettings:
-        return cls(c.support_method, c.support_threshold, c.embedding_threshold, c.require_quotes, c.check_claims,
-                   c.reject_urls)
-
-
 def resolve(block: ContextBlock, claim: str, quote: str) -> ResolvedCitation:
     return ResolvedCitation(block.source_id, block.evidence_id, block.document_id, block.document_version, block.uri,
                             block.title, block.page, block.start_char, block.end_char, claim, quote)
@@ -127,18 +113,14 @@ def _short(text: str, n: int = 160) -> str:
 class CitationValidator:
     """Validates payloads against a source map. Stores settings only; the embedder is optional."""
 
-    def __init__(self, settings: ValidationSettings | ValidationConfig | None = None,
-                 embedder: Embedder | None = None) -> None:
-        if settings is None:
-            settings = ValidationSettings()
-        elif not isinstance(settings, ValidationSettings):
-            settings = ValidationSettings.from_config(settings)
-        if settings.support_method != "lexical" and embedder is None:
-            from rag.errors import ConfigError
-
-            raise ConfigError(f"validation.support_method={settings.support_method!r} needs an embedder; pass one "
+    def __init__(self, config: ValidationConfig | None = None, embedder: Embedder | None = None) -> None:
+        """``config``: the ``validation`` section. ``embedder`` is needed only for the embedding
+        support methods."""
+        config = config or ValidationConfig()
+        if config.support_method != "lexical" and embedder is None:
+            raise ConfigError(f"validation.support_method={config.support_method!r} needs an embedder; pass one "
                               "or set support_method: lexical")
-        self.settings = settings
+        self.config = config
         self.embedder = embedder
 
     # -- support ---------------------------------------------------------------
@@ -152,7 +134,7 @@ class CitationValidator:
         return q @ p.T
 
     def _decide(self, lex: float, emb: float | None) -> tuple[float, bool]:
-        s = self.settings
+        s = self.config
         if s.support_method == "lexical":
             return lex, lex >= s.support_threshold
         e = -1.0 if emb is None else float(emb)
@@ -171,7 +153,7 @@ class CitationValidator:
                 v = Violation(code, f"the reply is not a valid answer object: {parsed.error}")
                 return ValidationReport(None, "", None, (v,), (), (), (), time.perf_counter() - t0)
             payload = parsed.payload
-        s = self.settings
+        s = self.config
         violations: list[Violation] = []
         answer = payload.answer
 

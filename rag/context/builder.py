@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Literal, Sequence
 
+from rag.config import ContextConfig
 from rag.context.sanitize import neutralize
 from rag.errors import BudgetError, EvidenceError
 from rag.text.tokens import TokenCounter
@@ -59,31 +60,6 @@ class Evidence:
         ch = c.chunk
         return cls(ch.evidence_id, ch.document_id, ch.document_version, ch.text, ch.start_char, ch.end_char,
                    float(c.score if score is None else score), ch.uri, ch.title, ch.page)
-
-
-@dataclass(frozen=True)
-class ContextPolicy:
-    max_blocks: int = 8
-    max_blocks_per_document: int = 3
-    min_block_tokens: int = 24
-    ordering: Ordering = "rank"
-    overlap_policy: Literal["better_ranked", "wider"] = "better_ranked"
-    near_duplicates: Literal["drop", "keep"] = "drop"
-    near_duplicate_threshold: float = 0.85
-    allow_word_truncation: bool = True
-
-    def __post_init__(self) -> None:
-        for name in ("max_blocks", "max_blocks_per_document", "min_block_tokens"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.ordering not in ("rank", "reverse", "edges"):
-            raise ValueError(f"ordering must be rank, reverse or edges, got {self.ordering!r}")
-        if self.overlap_policy not in ("better_ranked", "wider"):
-            raise ValueError(f"overlap_policy must be better_ranked or wider, got {self.overlap_policy!r}")
-        if self.near_duplicates not in ("drop", "keep"):
-            raise ValueError(f"near_duplicates must be drop or keep, got {self.near_duplicates!r}")
-        if not 0 < self.near_duplicate_threshold <= 1:
-            raise ValueError(f"near_duplicate_threshold must be in (0, 1], got {self.near_duplicate_threshold}")
 
 
 # --------------------------------------------------------------------------- budget
@@ -221,17 +197,21 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 class ContextBuilder:
     """Packs evidence into a bundle under a token budget. Constructor stores config only."""
 
-    def __init__(self, counter: TokenCounter, policy: ContextPolicy | None = None) -> None:
+    def __init__(self, counter: TokenCounter, config: ContextConfig | None = None, *,
+                 allow_word_truncation: bool = True) -> None:
+        """``config``: the ``context`` section (blocks, caps, ordering, overlap and near-duplicate
+        policy). ``allow_word_truncation``: when no sentence end fits, cut at a word end (else drop)."""
         self.counter = counter
-        self.policy = policy or ContextPolicy()
+        self.config = config or ContextConfig()
+        self.allow_word_truncation = allow_word_truncation
 
     def wrapper_reserve(self) -> int:
-        return wrapper_reserve(self.counter, self.policy.max_blocks)
+        return wrapper_reserve(self.counter, self.config.max_blocks)
 
     def build(self, evidence: Sequence[Evidence], evidence_budget: int) -> ContextBundle:
         if evidence_budget <= 0:
             raise BudgetError(f"evidence_budget must be > 0, got {evidence_budget}")
-        pol = self.policy
+        pol = self.config
         count = self.counter.count
         dropped: list[DroppedEvidence] = []
         items = self._validate(evidence, dropped)
@@ -382,7 +362,7 @@ class ContextBuilder:
                        and k.start_char < e.end_char and e.start_char < k.end_char]
             if not clashes:
                 kept.append(e)
-            elif self.policy.overlap_policy == "wider" and all(
+            elif self.config.overlap_policy == "wider" and all(
                     (e.end_char - e.start_char) > (k.end_char - k.start_char) for k in clashes):
                 for k in clashes:
                     kept.remove(k)
@@ -402,7 +382,7 @@ class ContextBuilder:
         count = self.counter.count
         candidates = [sorted(set(e.boundaries))] if e.boundaries else []
         candidates.append([m.end() for m in _SENT_END.finditer(e.text)])
-        if self.policy.allow_word_truncation:
+        if self.allow_word_truncation:
             candidates.append([m.end() for m in _WORD_END.finditer(e.text)])
         for cuts in candidates:
             cuts = [c for c in cuts if 0 < c < len(e.text) and e.text[:c].strip()]
@@ -419,7 +399,7 @@ class ContextBuilder:
                     hi = mid - 1
             if best >= 0:
                 cut = len(e.text[:cuts[best]].rstrip())
-                if count(neutralize(e.text[:cut])[0]) >= self.policy.min_block_tokens:
+                if count(neutralize(e.text[:cut])[0]) >= self.config.min_block_tokens:
                     return cut
         return None
 

@@ -1,4 +1,4 @@
-"""ContextBuilder, Evidence, ContextPolicy, neutralize and BudgetTerms (seed 000 §11).
+"""ContextBuilder, Evidence, ContextConfig, neutralize and BudgetTerms (seed 000 §11).
 
 Property tests draw evidence from small pools of document ids, versions and sentences, so
 same-id duplicates, overlapping spans of one document version, near-duplicate texts across
@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rag.config import ContextConfig
 from rag.context import (
     BudgetTerms,
     ContextBuilder,
-    ContextPolicy,
     Evidence,
     neutralize,
     render_blocks,
@@ -131,7 +131,7 @@ def evidence_lists(draw, allow_nan: bool = True):
 
 
 policies = st.builds(
-    ContextPolicy,
+    ContextConfig,
     max_blocks=st.integers(1, 8),
     max_blocks_per_document=st.integers(1, 4),
     min_block_tokens=st.integers(1, 30),
@@ -139,7 +139,6 @@ policies = st.builds(
     overlap_policy=st.sampled_from(["better_ranked", "wider"]),
     near_duplicates=st.sampled_from(["drop", "keep"]),
     near_duplicate_threshold=st.sampled_from([0.85, 0.5, 1.0]),
-    allow_word_truncation=st.booleans(),
 )
 
 
@@ -251,16 +250,16 @@ def check_bundle(counter, policy, evidence, budget, bundle):
 
 # --------------------------------------------------------------------------- properties
 @PROPS
-@given(evidence=evidence_lists(), policy=policies, budget=st.integers(1, 400),
+@given(evidence=evidence_lists(), policy=policies, word_cuts=st.booleans(), budget=st.integers(1, 400),
        counter_name=st.sampled_from(sorted(COUNTERS)), data=st.data())
-def test_bundle_invariants_and_permutation_determinism(evidence, policy, budget, counter_name, data):
+def test_bundle_invariants_and_permutation_determinism(evidence, policy, word_cuts, budget, counter_name, data):
     counter = COUNTERS[counter_name]
-    builder = ContextBuilder(counter, policy)
+    builder = ContextBuilder(counter, policy, allow_word_truncation=word_cuts)
     bundle = builder.build(evidence, budget)
     check_bundle(counter, policy, evidence, budget, bundle)
 
     shuffled = data.draw(st.permutations(evidence))
-    again = ContextBuilder(counter, policy).build(shuffled, budget)
+    again = ContextBuilder(counter, policy, allow_word_truncation=word_cuts).build(shuffled, budget)
     assert again == bundle
     assert again.rendered.encode("utf-8") == bundle.rendered.encode("utf-8")
     assert builder.build(tuple(reversed(evidence)), budget) == bundle
@@ -271,7 +270,7 @@ def test_bundle_invariants_and_permutation_determinism(evidence, policy, budget,
        counter_name=st.sampled_from(sorted(COUNTERS)))
 def test_generous_policy_never_drops_for_caps(evidence, budget, counter_name):
     """With caps above the input size, the only reasons left are content-related."""
-    policy = ContextPolicy(max_blocks=20, max_blocks_per_document=20, min_block_tokens=1,
+    policy = ContextConfig(max_blocks=20, max_blocks_per_document=20, min_block_tokens=1,
                            near_duplicates="keep")
     bundle = ContextBuilder(COUNTERS[counter_name], policy).build(evidence, budget)
     check_bundle(COUNTERS[counter_name], policy, evidence, budget, bundle)
@@ -287,7 +286,7 @@ def test_hostile_text_cannot_forge_blocks(hostile, filler, counter_name, budget)
     for i, h in enumerate(hostile):
         text = " ".join(filler[: i % (len(filler) + 1)] + [h] + filler)
         evidence.append(Evidence(f"h{i}", f"doc{i}", "1", text, 0, len(text), float(len(hostile) - i)))
-    policy = ContextPolicy(max_blocks=8, min_block_tokens=1, near_duplicates="keep")
+    policy = ContextConfig(max_blocks=8, min_block_tokens=1, near_duplicates="keep")
     bundle = ContextBuilder(COUNTERS[counter_name], policy).build(evidence, budget)
     check_bundle(COUNTERS[counter_name], policy, evidence, budget, bundle)
     r = bundle.rendered
@@ -319,7 +318,7 @@ def sample_evidence():
 
 
 def test_seed_000_builder_is_deterministic_and_bounded():
-    builder = ContextBuilder(WS, ContextPolicy(max_blocks=3, max_blocks_per_document=1))
+    builder = ContextBuilder(WS, ContextConfig(max_blocks=3, max_blocks_per_document=1))
     items = sample_evidence()
     first = builder.build(items, 80)
     second = builder.build(tuple(reversed(items)), 80)
@@ -346,7 +345,7 @@ def test_oversized_top_item_is_truncated_at_sentence_boundary(sentences, per_sen
     big = Evidence("big", "doc-big", "1", text, 500, 500 + len(text), 10.0)
     small = Evidence("small", "doc-small", "1", "짧은 근거 한 줄", 0, 9, 1.0)
     budget = 3 * per_sentence + per_sentence - 1  # room for 3 whole sentences, not 4
-    bundle = ContextBuilder(WS, ContextPolicy(max_blocks=2, min_block_tokens=2)).build([small, big], budget)
+    bundle = ContextBuilder(WS, ContextConfig(max_blocks=2, min_block_tokens=2)).build([small, big], budget)
     b = bundle.source_map["S1"]
     expected = " ".join(sentences[:3])
     assert b.evidence_id == "big" and b.truncated
@@ -361,16 +360,16 @@ def test_oversized_top_item_is_truncated_at_sentence_boundary(sentences, per_sen
 def test_untruncated_block_keeps_full_span():
     text = " ".join(EN_SENTENCES[:2])
     e = Evidence("e", "d", "1", text, 7, 7 + len(text), 1.0)
-    b = ContextBuilder(WS, ContextPolicy(min_block_tokens=1)).build([e], 100).blocks[0]
+    b = ContextBuilder(WS, ContextConfig(min_block_tokens=1)).build([e], 100).blocks[0]
     assert not b.truncated and (b.start_char, b.end_char) == (7, 7 + len(text)) and b.text == text
 
 
 def test_truncation_falls_back_to_word_ends_only_when_allowed():
     text = _words("w", 50)  # no sentence ends at all
     e = Evidence("e", "d", "1", text, 0, len(text), 1.0)
-    b = ContextBuilder(WS, ContextPolicy(min_block_tokens=5)).build([e], 12).blocks[0]
+    b = ContextBuilder(WS, ContextConfig(min_block_tokens=5)).build([e], 12).blocks[0]
     assert b.truncated and b.text == _words("w", 12) and b.end_char == len(_words("w", 12))
-    strict = ContextBuilder(WS, ContextPolicy(min_block_tokens=5, allow_word_truncation=False)).build([e], 12)
+    strict = ContextBuilder(WS, ContextConfig(min_block_tokens=5), allow_word_truncation=False).build([e], 12)
     assert not strict.blocks
     assert [(d.evidence_id, d.reason) for d in strict.dropped] == [("e", "budget")]
 
@@ -384,7 +383,7 @@ def test_truncation_falls_back_to_word_ends_only_when_allowed():
 def test_table_or_code_that_does_not_fit_is_unsplittable_and_next_item_is_tried(text, kind):
     big = Evidence("big", "d1", "1", text, 0, len(text), 5.0, kind=kind)
     nxt = Evidence("next", "d2", "1", _words("n", 10), 0, len(_words("n", 10)), 1.0)
-    bundle = ContextBuilder(WS, ContextPolicy(min_block_tokens=2)).build([big, nxt], 20)
+    bundle = ContextBuilder(WS, ContextConfig(min_block_tokens=2)).build([big, nxt], 20)
     assert [b.evidence_id for b in bundle.blocks] == ["next"]
     assert not bundle.blocks[0].truncated
     assert [(d.evidence_id, d.reason) for d in bundle.dropped] == [("big", "unsplittable")]
@@ -393,7 +392,7 @@ def test_table_or_code_that_does_not_fit_is_unsplittable_and_next_item_is_tried(
 def test_table_that_fits_is_kept_whole():
     text = "\n".join(f"| r{i} | v{i} |" for i in range(3))
     e = Evidence("t", "d", "1", text, 0, len(text), 1.0)
-    b = ContextBuilder(WS, ContextPolicy(min_block_tokens=1)).build([e], 100).blocks[0]
+    b = ContextBuilder(WS, ContextConfig(min_block_tokens=1)).build([e], 100).blocks[0]
     assert b.text == text and not b.truncated
 
 
@@ -402,7 +401,7 @@ def test_parser_boundaries_are_preferred_cut_points():
     cut_after_4 = len(_words("w", 4))
     cut_after_8 = len(_words("w", 8))
     e = Evidence("e", "d", "1", text, 100, 100 + len(text), 1.0, boundaries=(cut_after_4, cut_after_8))
-    b = ContextBuilder(WS, ContextPolicy(min_block_tokens=2)).build([e], 10).blocks[0]
+    b = ContextBuilder(WS, ContextConfig(min_block_tokens=2)).build([e], 10).blocks[0]
     # word ends would allow 10 words; the parser boundary after w7 is used instead
     assert b.text == _words("w", 8)
     assert (b.end_char, b.tokens, b.truncated) == (100 + cut_after_8, 8, True)
@@ -424,7 +423,7 @@ def test_truncation_uses_binary_search_not_a_linear_scan():
     text = " ".join(sentences)
     e = Evidence("long", "d", "1", text, 0, len(text), 1.0)
     counter = CallCounter(WS)
-    bundle = ContextBuilder(counter, ContextPolicy(max_blocks=1, min_block_tokens=1)).build([e], 1000)
+    bundle = ContextBuilder(counter, ContextConfig(max_blocks=1, min_block_tokens=1)).build([e], 1000)
     b = bundle.blocks[0]
     assert b.truncated and b.tokens == 1000  # exactly 200 whole sentences: the largest fitting cut
     assert b.text == " ".join(sentences[:200])
@@ -437,7 +436,7 @@ def test_truncation_uses_binary_search_not_a_linear_scan():
 def test_ordering_policies(ordering, ranks):
     items = [Evidence(f"e{i}", f"d{i}", "1", _words(f"x{i}-", 5), 0, len(_words(f"x{i}-", 5)), 10.0 - i)
              for i in range(1, 6)]
-    bundle = ContextBuilder(WS, ContextPolicy(ordering=ordering, min_block_tokens=1)).build(items, 100)
+    bundle = ContextBuilder(WS, ContextConfig(ordering=ordering, min_block_tokens=1)).build(items, 100)
     assert [b.rank for b in bundle.blocks] == ranks
     assert [b.evidence_id for b in bundle.blocks] == [f"e{r}" for r in ranks]
     assert [b.source_id for b in bundle.blocks] == ["S1", "S2", "S3", "S4", "S5"]
@@ -452,7 +451,7 @@ def test_near_duplicates_across_documents(near):
     a = Evidence("a", "doc-a", "1", LONG_KO, 0, len(LONG_KO), 2.0)
     almost = LONG_KO.replace("월요일", "화요일", 1)
     b = Evidence("b", "doc-b", "1", almost, 0, len(almost), 1.0)
-    bundle = ContextBuilder(WS, ContextPolicy(near_duplicates=near, min_block_tokens=1)).build([b, a], 1000)
+    bundle = ContextBuilder(WS, ContextConfig(near_duplicates=near, min_block_tokens=1)).build([b, a], 1000)
     if near == "drop":
         assert [x.evidence_id for x in bundle.blocks] == ["a"]
         assert [(d.evidence_id, d.reason) for d in bundle.dropped] == [("b", "duplicate")]
@@ -466,14 +465,14 @@ def test_different_text_is_not_a_near_duplicate():
     a = Evidence("a", "doc-a", "1", LONG_KO, 0, len(LONG_KO), 2.0)
     other = " ".join(EN * 3)
     b = Evidence("b", "doc-b", "1", other, 0, len(other), 1.0)
-    bundle = ContextBuilder(WS, ContextPolicy(min_block_tokens=1)).build([a, b], 1000)
+    bundle = ContextBuilder(WS, ContextConfig(min_block_tokens=1)).build([a, b], 1000)
     assert [x.evidence_id for x in bundle.blocks] == ["a", "b"]
 
 
 def test_two_versions_with_same_text_are_not_merged():
     v1 = Evidence("d:v1:0", "d", "v1", LONG_KO, 0, len(LONG_KO), 2.0)
     v2 = Evidence("d:v2:0", "d", "v2", LONG_KO, 0, len(LONG_KO), 1.0)
-    bundle = ContextBuilder(WS, ContextPolicy(min_block_tokens=1, max_blocks_per_document=1)).build([v1, v2], 1000)
+    bundle = ContextBuilder(WS, ContextConfig(min_block_tokens=1, max_blocks_per_document=1)).build([v1, v2], 1000)
     assert [(b.evidence_id, b.document_version) for b in bundle.blocks] == [("d:v1:0", "v1"), ("d:v2:0", "v2")]
     assert bundle.version_conflicts == ("d",)
     assert bundle.dropped == ()
@@ -493,7 +492,7 @@ def test_overlapping_spans_of_one_version(policy, kept, dropped):
     narrow = _span("narrow", 0, 10, 2.0)
     wide = _span("wide", 5, 30, 1.0)
     assert narrow.text.split()[-1] == "t9" and wide.text.split()[0] == "t5"
-    bundle = ContextBuilder(WS, ContextPolicy(overlap_policy=policy, min_block_tokens=1)).build([narrow, wide], 100)
+    bundle = ContextBuilder(WS, ContextConfig(overlap_policy=policy, min_block_tokens=1)).build([narrow, wide], 100)
     assert [b.evidence_id for b in bundle.blocks] == [kept]
     assert [(d.evidence_id, d.reason) for d in bundle.dropped] == [(dropped, "duplicate")]
 
@@ -501,7 +500,7 @@ def test_overlapping_spans_of_one_version(policy, kept, dropped):
 def test_adjacent_spans_are_not_overlapping():
     a, b = _span("a", 0, 10, 2.0), _span("b", 10, 20, 1.0)
     assert a.end_char < b.start_char
-    bundle = ContextBuilder(WS, ContextPolicy(min_block_tokens=1)).build([a, b], 100)
+    bundle = ContextBuilder(WS, ContextConfig(min_block_tokens=1)).build([a, b], 100)
     assert [x.evidence_id for x in bundle.blocks] == ["a", "b"]
 
 
@@ -509,7 +508,7 @@ def test_wider_policy_never_yields_overlapping_blocks():
     a = _span("A", 0, 10, 3.0)   # t0..t9
     b = _span("B", 20, 30, 2.0)  # t20..t29
     c = _span("C", 5, 25, 1.0)   # t5..t24: wider than A, overlaps A and B
-    bundle = ContextBuilder(WS, ContextPolicy(overlap_policy="wider", min_block_tokens=1)).build([a, b, c], 1000)
+    bundle = ContextBuilder(WS, ContextConfig(overlap_policy="wider", min_block_tokens=1)).build([a, b, c], 1000)
     spans = sorted((x.start_char, x.end_char) for x in bundle.blocks)
     assert all(s1[1] <= s2[0] for s1, s2 in zip(spans, spans[1:])), bundle.blocks
 
@@ -518,7 +517,7 @@ def test_wider_policy_keeps_rank_order():
     a = _span("A", 0, 10, 2.0)                                  # rank 1
     other = Evidence("B", "other", "1", "other doc text", 0, 14, 1.5)  # rank 2
     c = _span("C", 5, 30, 1.0)                                  # rank 3, wider than A: replaces it
-    bundle = ContextBuilder(WS, ContextPolicy(overlap_policy="wider", min_block_tokens=1)).build([a, other, c], 1000)
+    bundle = ContextBuilder(WS, ContextConfig(overlap_policy="wider", min_block_tokens=1)).build([a, other, c], 1000)
     assert [b.evidence_id for b in bundle.blocks] == ["B", "C"]
     assert [b.rank for b in bundle.blocks] == [2, 3]
 
@@ -527,7 +526,7 @@ def test_same_evidence_id_offered_twice_keeps_best_copy():
     e = Evidence("x", "d", "1", "hello world", 0, 11, 1.0)
     better = replace(e, score=3.0)
     for order in ([e, better], [better, e]):
-        bundle = ContextBuilder(WS, ContextPolicy(min_block_tokens=1)).build(order, 100)
+        bundle = ContextBuilder(WS, ContextConfig(min_block_tokens=1)).build(order, 100)
         assert [(b.evidence_id, b.score) for b in bundle.blocks] == [("x", 3.0)]
         assert [(d.evidence_id, d.reason) for d in bundle.dropped] == [("x", "duplicate")]
 
@@ -535,7 +534,7 @@ def test_same_evidence_id_offered_twice_keeps_best_copy():
 def test_same_evidence_id_with_different_span_is_rejected_in_any_order():
     a = Evidence("x", "d", "1", "hello world", 0, 11, 1.0)
     b = Evidence("x", "d", "1", "hello world", 100, 111, 1.0)
-    builder = ContextBuilder(WS, ContextPolicy(min_block_tokens=1))
+    builder = ContextBuilder(WS, ContextConfig(min_block_tokens=1))
     for order in ([a, b], [b, a]):
         with pytest.raises(EvidenceError, match="'x'"):
             builder.build(order, 100)
@@ -544,7 +543,7 @@ def test_same_evidence_id_with_different_span_is_rejected_in_any_order():
 def test_nan_copy_of_an_evidence_id_is_order_independent():
     ok = Evidence("x", "d", "1", "hello world", 0, 11, 1.0)
     nan = replace(ok, score=math.nan)
-    builder = ContextBuilder(WS, ContextPolicy(min_block_tokens=1))
+    builder = ContextBuilder(WS, ContextConfig(min_block_tokens=1))
     first = builder.build([nan, ok], 100)
     assert first == builder.build([ok, nan], 100)
     assert [(b.evidence_id, b.score) for b in first.blocks] == [("x", 1.0)]
@@ -554,7 +553,7 @@ def test_nan_copy_of_an_evidence_id_is_order_independent():
 def test_nan_score_never_reaches_a_block():
     first = Evidence("x", "d", "1", "hello world", 0, 11, -math.inf, uri="a")
     nan = replace(first, score=math.nan, uri="b")
-    builder = ContextBuilder(WS, ContextPolicy(min_block_tokens=1))
+    builder = ContextBuilder(WS, ContextConfig(min_block_tokens=1))
     for order in ([first, nan], [nan, first]):
         bundle = builder.build(order, 100)
         assert [(b.evidence_id, b.score, b.uri) for b in bundle.blocks] == [("x", -math.inf, "a")]
@@ -564,7 +563,7 @@ def test_copies_differing_only_in_metadata_pick_the_same_copy_in_any_order():
     a = Evidence("x", "d", "1", "hello world", 0, 11, 1.0, uri="u1", title="t")
     b = replace(a, uri="u2")
     c = replace(a, page=3)
-    builder = ContextBuilder(WS, ContextPolicy(min_block_tokens=1))
+    builder = ContextBuilder(WS, ContextConfig(min_block_tokens=1))
     bundles = [builder.build(list(p), 100) for p in ([a, b, c], [c, b, a], [b, a, c])]
     assert bundles[0] == bundles[1] == bundles[2]
     assert len(bundles[0].blocks) == 1
@@ -574,7 +573,7 @@ def test_copies_differing_only_in_metadata_pick_the_same_copy_in_any_order():
 def test_nan_score_is_dropped_as_invalid_score():
     bad = Evidence("bad", "d1", "1", "some text here", 0, 14, math.nan)
     good = Evidence("good", "d2", "1", "other text here", 0, 15, -math.inf)
-    bundle = ContextBuilder(WS, ContextPolicy(min_block_tokens=1)).build([bad, good], 100)
+    bundle = ContextBuilder(WS, ContextConfig(min_block_tokens=1)).build([bad, good], 100)
     assert [b.evidence_id for b in bundle.blocks] == ["good"]
     assert [(d.evidence_id, d.reason) for d in bundle.dropped] == [("bad", "invalid_score")]
 
@@ -582,7 +581,7 @@ def test_nan_score_is_dropped_as_invalid_score():
 def test_infinite_scores_sort_and_ties_break_by_ids():
     items = [Evidence(eid, doc, "1", f"text of {eid}", 0, len(f"text of {eid}"), s)
              for eid, doc, s in (("m", "d3", -INF), ("b", "d2", 1.0), ("a", "d1", 1.0), ("p", "d4", INF))]
-    bundle = ContextBuilder(WS, ContextPolicy(min_block_tokens=1)).build(items, 100)
+    bundle = ContextBuilder(WS, ContextConfig(min_block_tokens=1)).build(items, 100)
     assert [b.evidence_id for b in bundle.blocks] == ["p", "a", "b", "m"]
     assert [b.rank for b in bundle.blocks] == [1, 2, 3, 4]
 
@@ -593,7 +592,7 @@ def test_score_ties_break_by_document_then_version_then_evidence_id():
         return Evidence(eid, doc, ver, f"text of {eid}", start, start + len(f"text of {eid}"), 1.0)
     items = [item("a", "d2", "1"), item("b", "d1", "2"), item("c", "d1", "1"), item("d", "d1", "1")]
     for order in (items, items[::-1]):
-        bundle = ContextBuilder(WS, ContextPolicy(min_block_tokens=1)).build(order, 100)
+        bundle = ContextBuilder(WS, ContextConfig(min_block_tokens=1)).build(order, 100)
         assert [b.evidence_id for b in bundle.blocks] == ["c", "d", "b", "a"]
 
 
@@ -611,7 +610,7 @@ def test_rendered_bound_is_enforced_on_the_real_count():
     counter = SuperadditiveCounter()
     items = [Evidence(f"e{i}", f"d{i}", "1", _distinct_words(f"x{i}", 10), 0, len(_distinct_words(f"x{i}", 10)),
                       10.0 - i) for i in range(6)]
-    policy = ContextPolicy(max_blocks=6, min_block_tokens=1)
+    policy = ContextConfig(max_blocks=6, min_block_tokens=1)
     bundle = ContextBuilder(counter, policy).build(items, 60)
     check_bundle(counter, policy, items, 60, bundle)
     assert bundle.rendered_tokens <= 60 + bundle.wrapper_reserve
@@ -623,13 +622,13 @@ def test_rendered_bound_is_enforced_on_the_real_count():
 
 def test_max_blocks_and_budget_reasons():
     items = [Evidence(f"e{i}", f"d{i}", "1", _words("w", 10), 0, len(_words("w", 10)), 10.0 - i) for i in range(5)]
-    keep = ContextPolicy(max_blocks=2, min_block_tokens=1, near_duplicates="keep")
+    keep = ContextConfig(max_blocks=2, min_block_tokens=1, near_duplicates="keep")
     b = ContextBuilder(WS, keep).build(items, 1000)
     assert [x.evidence_id for x in b.blocks] == ["e0", "e1"]
     assert [(d.evidence_id, d.reason) for d in b.dropped] == [("e2", "max_blocks"), ("e3", "max_blocks"),
                                                               ("e4", "max_blocks")]
-    pol = ContextPolicy(max_blocks=8, min_block_tokens=8, near_duplicates="keep", allow_word_truncation=False)
-    b = ContextBuilder(WS, pol).build(items, 25)
+    pol = ContextConfig(max_blocks=8, min_block_tokens=8, near_duplicates="keep")
+    b = ContextBuilder(WS, pol, allow_word_truncation=False).build(items, 25)
     assert [x.evidence_id for x in b.blocks] == ["e0", "e1"]
     assert {d.reason for d in b.dropped} == {"budget"}
     assert [d.evidence_id for d in b.dropped] == ["e2", "e3", "e4"]
@@ -699,13 +698,13 @@ def test_budget_terms_check():
                                 dict(near_duplicate_threshold=1.5)])
 def test_policy_validation(kw):
     with pytest.raises(ValueError):
-        ContextPolicy(**kw)
+        ContextConfig(**kw)
 
 
 @pytest.mark.parametrize("kw", [dict(near_duplicates="Drop"), dict(overlap_policy="widest")])
 def test_policy_rejects_unknown_dedup_modes(kw):
     with pytest.raises(ValueError):
-        ContextPolicy(**kw)
+        ContextConfig(**kw)
 
 
 def test_empty_input_and_whitespace_text():

@@ -13,12 +13,11 @@ import pytest
 
 from rag.answer import (
     AnswerOutcome,
-    LoopSettings,
     agenerate_answer,
     generate_answer,
     question_of,
 )
-from rag.config import GenerationConfig, load_config
+from rag.config import ContextConfig, GenerationConfig, ValidationConfig, load_config
 from rag.context import Evidence
 from rag.errors import (
     AnswerContractError,
@@ -38,9 +37,9 @@ from rag.answer import (
     make_generator,
     parse_payload,
 )
-from rag.context import DEFAULT_SYSTEM_PROMPT, PromptBuilder, PromptSettings
+from rag.context import DEFAULT_SYSTEM_PROMPT, PromptBuilder
 from rag.text import TiktokenCounter
-from rag.answer import CitationValidator, ValidationSettings
+from rag.answer import CitationValidator
 from tests.fakes import Reply, completion_body
 
 KEY_ENV = "RAG_TEST_LLM_KEY"
@@ -54,7 +53,7 @@ def prompt():
     ev = [Evidence("hr:2024:0", "hr-leave", "2024.1", LEAVE, 0, len(LEAVE), 3.0, uri="https://kb.example/hr-leave",
                    title="연차 규정", page=2),
           Evidence("pump:1:4", "pump-manual", "1", PUMP, 100, 100 + len(PUMP), 1.0, uri="https://kb.example/pump")]
-    return PromptBuilder(TiktokenCounter("cl100k_base"), PromptSettings(context_limit=2048)).build(Q, ev)
+    return PromptBuilder(TiktokenCounter("cl100k_base"), ContextConfig(context_limit=2048)).build(Q, ev)
 
 
 def payload(status="answered", answer=None, citations=None) -> str:
@@ -75,11 +74,10 @@ def gen_config(server, **kw) -> GenerationConfig:
     return GenerationConfig(**{**base, **kw})
 
 
-def run(prompt, server, *, loop: dict | None = None, **kw) -> AnswerOutcome:
+def run(prompt, server, **kw) -> AnswerOutcome:
     cfg = gen_config(server, **kw)
-    settings = LoopSettings(**{"max_attempts": cfg.max_attempts, "on_failure": cfg.on_failure, **(loop or {})})
-    return generate_answer(prompt, OpenAIGenerator(cfg), CitationValidator(ValidationSettings(support_threshold=0.5)),
-                           settings)
+    return generate_answer(prompt, OpenAIGenerator(cfg), CitationValidator(ValidationConfig(support_threshold=0.5)),
+                           cfg)
 
 
 @pytest.fixture(autouse=True)
@@ -254,7 +252,7 @@ def test_repeated_rejected_reply_stops_early(prompt, fake_llm):
 def test_async_loop_through_the_async_client(prompt, fake_llm):
     fake_llm.script(Reply(status=503), Reply("not json"), Reply(VALID))
     cfg = gen_config(fake_llm)
-    coro = agenerate_answer(prompt, OpenAIGenerator(cfg), CitationValidator(), LoopSettings.from_config(cfg))
+    coro = agenerate_answer(prompt, OpenAIGenerator(cfg), CitationValidator(), cfg)
     out = asyncio.run(coro)
     assert (out.status, len(out.attempts)) == ("answered", 2)
     assert out.attempts[0].transport_retries == 1 and out.attempts[0].violations[0].code == "invalid_json"
@@ -314,7 +312,7 @@ def test_question_of_reads_the_prompt(prompt):
 
 
 def test_extractive_generator_cites_exact_sentences(prompt):
-    out = generate_answer(prompt, ExtractiveGenerator(), CitationValidator(), LoopSettings())
+    out = generate_answer(prompt, ExtractiveGenerator(), CitationValidator(), GenerationConfig())
     assert (out.status, out.reason, len(out.attempts)) == ("answered", "validated", 1)
     assert {c.evidence_id for c in out.citations} == {"hr:2024:0"}
     assert all(c.quote in LEAVE for c in out.citations)
@@ -327,6 +325,6 @@ def test_extractive_generator_abstains_when_nothing_matches(prompt):
         calls.append(len(sentences))
         return [0.01] * len(sentences)
 
-    out = generate_answer(prompt, ExtractiveGenerator(scorer=scorer), CitationValidator(), LoopSettings())
+    out = generate_answer(prompt, ExtractiveGenerator(scorer=scorer), CitationValidator(), GenerationConfig())
     assert (out.status, out.reason, out.citations) == ("insufficient_evidence", "model_abstained", ())
     assert calls == [4]  # the hook saw every candidate sentence of both blocks

@@ -11,13 +11,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag.answer import LoopSettings, generate_answer
+from rag.answer import generate_answer
+from rag.config import ContextConfig, GenerationConfig, ValidationConfig
 from rag.context import Evidence
 from rag.index import HashingEmbedder
 from rag.errors import ConfigError
 from rag.answer import AnswerPayload, CitationItem, ExtractiveGenerator
 from rag.pipeline import Pipeline
-from rag.context import PromptBuilder, PromptSettings
+from rag.context import PromptBuilder
 from rag.text import (
     answer_sentences,
     lexical_support,
@@ -28,7 +29,7 @@ from rag.text import (
     strip_markers,
 )
 from rag.text import WhitespaceCounter
-from rag.answer import CitationValidator, ValidationSettings
+from rag.answer import CitationValidator
 from tests.conftest import DEMO_QUESTIONS, write_config
 
 PROPS = settings(max_examples=int(os.environ.get("RAG_PROPS_EXAMPLES", "200")), deadline=None,
@@ -134,7 +135,7 @@ PUMP = "The pump stops when the coolant exceeds 88 degrees. Inspections are week
 def source_map():
     ev = [Evidence("hr:0", "hr-leave", "2024.1", LEAVE, 10, 10 + len(LEAVE), 2.0, uri="https://kb/hr"),
           Evidence("pump:0", "pump", "3", PUMP, 0, len(PUMP), 1.0, uri="https://kb/pump")]
-    return PromptBuilder(WhitespaceCounter(), PromptSettings(context_limit=2000)).build("연차?", ev).source_map
+    return PromptBuilder(WhitespaceCounter(), ContextConfig(context_limit=2000)).build("연차?", ev).source_map
 
 
 def cite(sid="S1", claim="입사 첫해 연차 휴가는 15일", quote="연차 휴가 15일이 부여된다"):
@@ -145,7 +146,7 @@ def ans(answer, *citations, status="answered"):
     return AnswerPayload(status=status, answer=answer, citations=tuple(citations))
 
 
-V = CitationValidator(ValidationSettings(support_threshold=0.5))
+V = CitationValidator(ValidationConfig(support_threshold=0.5))
 
 
 def codes(report):
@@ -203,20 +204,20 @@ def test_raw_text_is_parsed_and_schema_errors_are_violations(source_map):
 
 
 def test_require_quotes_and_check_claims_can_be_relaxed(source_map):
-    lax = CitationValidator(ValidationSettings(support_threshold=0.5, require_quotes=False, check_claims=False))
+    lax = CitationValidator(ValidationConfig(support_threshold=0.5, require_quotes=False, check_claims=False))
     r = lax.validate(ans("연차 휴가는 15일입니다 [S1].", cite(claim="무관한 주장", quote="")), source_map)
     assert r.ok
 
 
 def test_embedding_support_uses_the_injected_embedder(source_map):
-    emb = CitationValidator(ValidationSettings(support_method="embedding", embedding_threshold=0.2),
+    emb = CitationValidator(ValidationConfig(support_method="embedding", embedding_threshold=0.2),
                             embedder=HashingEmbedder(256))
     r = emb.validate(ans("The pump stops when the coolant exceeds 88 degrees [S2].",
                          cite("S2", "The pump stops when the coolant exceeds 88 degrees", "The pump stops")),
                      source_map)
     assert r.ok and r.citations[0].embedding_support > 0.2 and r.sentences[0].support > 0.2
     with pytest.raises(ConfigError, match="needs an embedder"):
-        CitationValidator(ValidationSettings(support_method="max"))
+        CitationValidator(ValidationConfig(support_method="max"))
 
 
 # --------------------------------------------------------------------------- extractive over the demo corpus
@@ -230,11 +231,11 @@ def demo_pipeline(tmp_path_factory):
 def test_extractive_answers_pass_the_validator_on_the_demo_corpus(demo_pipeline):
     questions = [json.loads(line) for line in DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines()]
     validator = CitationValidator(demo_pipeline.config.validation)
-    gen = ExtractiveGenerator(3, 0.3)
+    gen = ExtractiveGenerator(GenerationConfig(extractive_max_sentences=3, extractive_min_score=0.3))
     answered = 0
     for q in questions:
         _, prompt = demo_pipeline.build_prompt(q["question"])
-        out = generate_answer(prompt, gen, validator, LoopSettings(max_attempts=1, on_failure="error"))
+        out = generate_answer(prompt, gen, validator, GenerationConfig(max_attempts=1, on_failure="error"))
         assert out.reason in ("validated", "model_abstained"), (q["id"], out.violations)
         blocks = prompt.source_map
         for c in out.citations:
