@@ -8,25 +8,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from rag.text.analyzers import make_analyzer
+from rag.answer.contract import Generator
+from rag.answer.generators import make_generator
 from rag.answer.loop import AnswerOutcome, agenerate_answer, generate_answer
-from rag.context.builder import Evidence
-from rag.index.chunking import Chunker
+from rag.answer.validation import CitationValidator
 from rag.config import RagConfig, load_config
-from rag.index.embedders import CachedEmbedder, Embedder, EmbeddingCache, make_embedder
-from rag.rerank.gate import Gate, GateDecision
-from rag.answer.generators import Generator, make_generator
-from rag.errors import IndexMismatchError
-from rag.index.store import HybridIndex, IndexSettings, Progress, UpdateReport, build_index, index_exists
-from rag.index.loaders import check_unique, load_documents, load_guidelines
+from rag.context.builder import Evidence
 from rag.context.prompt import Guideline, GuidelineSelector, Prompt, PromptBuilder
-from rag.types import Turn
-from rag.rerank.cross_encoder import Calibration, CrossEncoderReranker, CrossEncoderScorer, RerankResult, reranked_candidates
+from rag.errors import IndexMismatchError
+from rag.index.chunking import Chunker
+from rag.index.embedders import CachedEmbedder, Embedder, EmbeddingCache, make_embedder
+from rag.index.loaders import check_unique, load_documents, load_guidelines
+from rag.index.store import HybridIndex, Progress, UpdateReport, build_index, index_exists
+from rag.rerank.calibration import Calibration
+from rag.rerank.cross_encoder import CrossEncoderReranker, CrossEncoderScorer, RerankResult, reranked_candidates
+from rag.rerank.gate import Gate, GateDecision
 from rag.result import AnswerResult, AnswerTrace, CandidateTrace
 from rag.retrieval.hybrid import HybridRetriever, check_query
-from rag.answer.validation import CitationValidator
-from rag.text.tokens import TiktokenCounter, make_counter
-from rag.types import Candidate, Document, SearchResult
+from rag.text.analyzers import make_analyzer
+from rag.text.tokens import make_counter
+from rag.types import Candidate, Document, SearchResult, Turn
 
 logger = logging.getLogger(__name__)
 
@@ -59,29 +60,14 @@ class Pipeline:
     def embedder(self) -> Embedder:
         if self._embedder is None:
             e = self.config.embedding
-            inner = make_embedder(e.backend, e.model, query_prefix=e.query_prefix, passage_prefix=e.passage_prefix,
-                                  batch_size=e.batch_size, dim=e.dim, threads=e.threads)
+            inner = make_embedder(e)
             if e.cache_dir:
                 inner = CachedEmbedder(inner, EmbeddingCache(self.config.resolve(e.cache_dir) / "embeddings.sqlite"))
             self._embedder = inner
         return self._embedder
 
-    def settings(self) -> IndexSettings:
-        c = self.config
-        return IndexSettings(
-            index_config_hash=c.index_hash,
-            bm25_backend=c.bm25.backend,
-            bm25_k1=c.bm25.k1,
-            bm25_b=c.bm25.b,
-            dense_index=c.dense.index,
-            hnsw_m=c.dense.hnsw_m,
-            hnsw_ef_construction=c.dense.hnsw_ef_construction,
-            hnsw_ef_search=c.dense.hnsw_ef_search,
-        )
-
     def chunker(self) -> Chunker:
-        ch = self.config.chunking
-        return Chunker(ch.max_tokens, ch.overlap_tokens, TiktokenCounter(ch.encoding))
+        return Chunker(self.config.chunking)
 
     def analyzer(self):
         b = self.config.bm25
@@ -93,12 +79,12 @@ class Pipeline:
 
     def new_index(self, docs: Iterable[Document], progress: Progress | None = None) -> HybridIndex:
         """Build an in-memory index (not saved)."""
-        return build_index(check_unique(list(docs)), self.settings(), self.chunker(), self.analyzer(), self.embedder, progress)
+        return build_index(check_unique(list(docs)), self.config, self.chunker(), self.analyzer(), self.embedder, progress)
 
     @property
     def index(self) -> HybridIndex:
         if self._index is None:
-            self._index = HybridIndex.load(self.index_path, self.settings(), self.chunker(), self.analyzer(), self.embedder)
+            self._index = HybridIndex.load(self.index_path, self.config, self.chunker(), self.analyzer(), self.embedder)
         return self._index
 
     @property
@@ -125,7 +111,7 @@ class Pipeline:
         path = self.index_path
         if index_exists(path) and not force:
             try:
-                HybridIndex(self.settings(), self.chunker(), self.analyzer(), self.embedder).check_compatible(path)
+                HybridIndex(self.config, self.chunker(), self.analyzer(), self.embedder).check_compatible(path)
             except IndexMismatchError as exc:
                 raise IndexMismatchError(f"{exc}\n(refusing to overwrite it; pass force=True / --force)") from None
         docs = self.load_corpus() if docs is None else list(docs)
@@ -164,8 +150,7 @@ class Pipeline:
             if model != "default" and self.config.resolve(model).exists():
                 model = str(self.config.resolve(model))
             cal = Calibration.load(self.config.resolve(r.calibration)) if r.calibration else None
-            self._reranker = CrossEncoderReranker(CrossEncoderScorer(model, r.max_length, r.batch_size, quantize=r.quantize), cal,
-                                                  top_n=r.top_n, blend_weight=r.blend_weight, languages=r.languages)
+            self._reranker = CrossEncoderReranker(CrossEncoderScorer(r, model=model), cal, r)
         return self._reranker
 
     @property

@@ -77,7 +77,7 @@ def run_one(n: int, n_queries: int, rerank: str) -> dict:
 
     docs, queries = synthetic_docs(n)
     t0 = time.perf_counter()
-    idx = HybridIndex(p.settings(), p.chunker(), p.analyzer(), emb)
+    idx = HybridIndex(p.config, p.chunker(), p.analyzer(), emb)
     idx.add(docs)
     out["index_build_s"] = round(time.perf_counter() - t0, 2)
     assert len(idx) == n, (len(idx), n)

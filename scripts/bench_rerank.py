@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 
 
+from rag.config import RerankConfig
+
 from rag.rerank import CrossEncoderReranker, CrossEncoderScorer  # noqa: E402
 from rag.types import Candidate, Chunk  # noqa: E402
 
@@ -41,12 +43,12 @@ def passages(n: int, seed: int) -> list[Candidate]:
 
 
 def quantized(scorer: CrossEncoderScorer) -> CrossEncoderScorer:
-    return CrossEncoderScorer(scorer.model, scorer.max_length, scorer.batch_size, cache_size=0, quantize=True)
+    return CrossEncoderScorer(scorer.config.model_copy(update={"quantize": True}), model=scorer.model, cache_size=0)
 
 
 def bench(name: str, scorer: CrossEncoderScorer, repeats: int) -> list[dict]:
     rows = []
-    r = CrossEncoderReranker(scorer, top_n=50)
+    r = CrossEncoderReranker(scorer, config=RerankConfig(top_n=50))
     r.rerank("warm up query", passages(4, 0))
     for n in SIZES:
         times = []
@@ -79,7 +81,8 @@ def quality(scorer_fp32, scorer_int8, max_queries: int) -> dict | None:
     retr = HybridRetriever(index, pipe.embedder, pipe.config.retrieval)
     qids = [q for q in sorted(ds.qrels) if in_holdout(ds.name, q, 40)][:max_queries]
     out = {"n_queries": len(qids)}
-    rerankers = {"fp32": CrossEncoderReranker(scorer_fp32, top_n=30), "int8": CrossEncoderReranker(scorer_int8, top_n=30)}
+    rerankers = {"fp32": CrossEncoderReranker(scorer_fp32, config=RerankConfig(top_n=30)),
+                 "int8": CrossEncoderReranker(scorer_int8, config=RerankConfig(top_n=30))}
     scores = {k: [] for k in rerankers}
     for q, fused in zip(qids, retr.search_many([ds.queries[q] for q in qids], candidates=30)):
         t = ds.queries[q]
@@ -100,7 +103,7 @@ def main() -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    fp32 = CrossEncoderScorer("default", batch_size=32, cache_size=0)
+    fp32 = CrossEncoderScorer(RerankConfig(batch_size=32), cache_size=0)
     int8 = quantized(fp32)
     rows = []
     for rep in range(2):  # interleave the backends so machine noise hits both

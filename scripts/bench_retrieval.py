@@ -72,19 +72,20 @@ def pct(xs, q):
 def run_one(n: int, n_queries: int, rank_bm25_queries: int) -> dict:
     from rag.text import make_analyzer
     from rag.index import Chunker
-    from rag.config import FusionConfig, RetrievalConfig
-    from rag.index import HybridIndex, IndexSettings
+    from rag.config import BM25Config, ChunkingConfig, FusionConfig, RagConfig, RetrievalConfig
+    from rag.index import HybridIndex
     from rag.retrieval import HybridRetriever
     from rag.text import TiktokenCounter
 
     docs, queries = synthetic_docs(n)
     analyzer = make_analyzer("english", stem=False, stopwords=False)
-    chunker = Chunker(512, 0, TiktokenCounter())  # one chunk per synthetic document
+    chunker = Chunker(ChunkingConfig(max_tokens=512, overlap_tokens=0), TiktokenCounter())  # one chunk per document
     emb = RandomEmbedder()
     out: dict = {"chunks": n}
 
     t0 = time.perf_counter()
-    idx = HybridIndex(IndexSettings("bench", "bm25s"), chunker, analyzer, emb)
+    bench = RagConfig(name="bench")
+    idx = HybridIndex(bench, chunker, analyzer, emb)
     idx.add(docs)
     out["build_s_total"] = time.perf_counter() - t0
     assert len(idx) == n, (len(idx), n)
@@ -123,12 +124,12 @@ def run_one(n: int, n_queries: int, rank_bm25_queries: int) -> dict:
     out["update_s_delete_one_doc"] = time.perf_counter() - t0
 
     # Exhaustive fp16 scan, then HNSW, on the same vectors
-    idx.settings = IndexSettings("bench", "bm25s", dense_index="flat_fp16")
+    idx.config = bench.with_overrides({"dense.index": "flat_fp16"})
     idx._build_faiss()
     fp16 = timed("flat_fp16")
     lat["bm25 (bm25s, fp16 pass)"] = fp16.pop("bm25 (bm25s)")
     lat.update(fp16)
-    idx.settings = IndexSettings("bench", "bm25s", dense_index="hnsw")
+    idx.config = bench.with_overrides({"dense.index": "hnsw"})
     t0 = time.perf_counter()
     idx._build_faiss()
     out["build_s_hnsw"] = time.perf_counter() - t0
@@ -139,7 +140,7 @@ def run_one(n: int, n_queries: int, rank_bm25_queries: int) -> dict:
     # The reference backend, same data, same run (fewer queries: it is slow).
     from rag.index.bm25 import BM25Index
 
-    ref = BM25Index("rank_bm25", idx.bm25.k1, idx.bm25.b)
+    ref = BM25Index(BM25Config(backend="rank_bm25", k1=idx.bm25.k1, b=idx.bm25.b))
     ref.vocab = idx.bm25.vocab
     t0 = time.perf_counter()
     ref.set_documents(terms)

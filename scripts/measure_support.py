@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "data" / "demo"
 
 from rag.config import load_config
-from rag.config import ContextConfig
+from rag.config import ContextConfig, EmbeddingConfig
 from rag.context import ContextBuilder, Evidence
 from rag.answer import AnswerPayload, CitationItem
 from rag.text import content_terms, lexical_support, normalize, split_sentences
@@ -267,7 +267,7 @@ def main() -> None:
     if args.embedder:
         from rag.index import make_embedder
 
-        emb = make_embedder(args.embedder, "default", threads=1)
+        emb = make_embedder(EmbeddingConfig(backend=args.embedder, threads=1))
         e_sf, e_wi = embedding_scores(sf, emb), embedding_scores(wi, emb)
         lab = lambda ps: np.array([p[2] for p in ps], dtype=bool)
         dev_mask = np.array([dev_half(p[0]) for p in sf])

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 
-from rag.config import load_config  # noqa: E402
+from rag.config import RerankConfig, load_config  # noqa: E402
 from rag.index import load_beir  # noqa: E402
 from rag.evaluation.metrics import dedupe_docs, ndcg_at_k  # noqa: E402
 from rag.pipeline import Pipeline  # noqa: E402
@@ -50,8 +50,8 @@ def main() -> int:
     pipe = Pipeline(load_config(args.config).with_overrides({"rerank.model": str(Path(args.model).resolve())}))
     index = pipe.new_index(ds.corpus)
     retr = HybridRetriever(index, pipe.embedder, pipe.config.retrieval)
-    scorer = CrossEncoderScorer(str(Path(args.model).resolve()), batch_size=32)
-    rerankers = {w: CrossEncoderReranker(scorer, top_n=30, blend_weight=w) for w in WEIGHTS}
+    scorer = CrossEncoderScorer(RerankConfig(batch_size=32), model=str(Path(args.model).resolve()))
+    rerankers = {w: CrossEncoderReranker(scorer, config=RerankConfig(top_n=30, blend_weight=w)) for w in WEIGHTS}
     searched = retr.search_many([ds.queries[q] for q in qids], candidates=30)
     ndcg = {w: [] for w in WEIGHTS}
     ndcg["hybrid"] = []

@@ -1,0 +1,78 @@
+"""Batch answering: many questions through one answerer, resumable and crash-safe (see :mod:`rag.batch.runner`)."""
+from rag.batch.questions import (
+    BatchInputError,
+    BatchQuestion,
+    InputProblem,
+    MAX_LISTED_PROBLEMS,
+    QuestionSet,
+    read_questions,
+    text_id,
+)
+from rag.batch.records import (
+    BatchFailure,
+    BatchRecord,
+    RunInfo,
+    SCHEMA,
+    STATUSES,
+    git_state,
+    make_record,
+    model_ids,
+    run_info,
+    trace_numbers,
+)
+from rag.batch.output import (
+    ExistingOutput,
+    OutputFileError,
+    ResultWriter,
+    compact_output,
+    scan_output,
+)
+from rag.batch.summary import (
+    BatchSummary,
+    LatencyStats,
+    percentiles,
+    summarize,
+)
+from rag.batch.runner import (
+    AnswerLike,
+    Answerer,
+    BatchAbortedError,
+    BatchReport,
+    BatchRunner,
+    BatchStart,
+)
+
+__all__ = [
+    "AnswerLike",
+    "Answerer",
+    "BatchAbortedError",
+    "BatchFailure",
+    "BatchInputError",
+    "BatchQuestion",
+    "BatchRecord",
+    "BatchReport",
+    "BatchRunner",
+    "BatchStart",
+    "BatchSummary",
+    "ExistingOutput",
+    "InputProblem",
+    "LatencyStats",
+    "MAX_LISTED_PROBLEMS",
+    "OutputFileError",
+    "QuestionSet",
+    "ResultWriter",
+    "RunInfo",
+    "SCHEMA",
+    "STATUSES",
+    "compact_output",
+    "git_state",
+    "make_record",
+    "model_ids",
+    "percentiles",
+    "read_questions",
+    "run_info",
+    "scan_output",
+    "summarize",
+    "text_id",
+    "trace_numbers",
+]

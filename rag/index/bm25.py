@@ -22,6 +22,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
+from rag.config import BM25Config
 from rag.errors import IndexCorruptError, missing_dependency
 
 logger = logging.getLogger(__name__)
@@ -90,12 +91,13 @@ class _RankBm25Scorer:
 class BM25Index:
     """Vocabulary, per-chunk term ids and a scorer."""
 
-    def __init__(self, backend: str = "bm25s", k1: float = 1.2, b: float = 0.75) -> None:
-        if backend not in ("bm25s", "rank_bm25"):
-            raise ValueError(f"unknown BM25 backend {backend!r}; use bm25s or rank_bm25")
-        self.backend = backend
-        self.k1 = k1
-        self.b = b
+    def __init__(self, config: BM25Config | None = None) -> None:
+        """``config``: the ``bm25`` section (backend, k1, b; the analyzer is applied by the caller)."""
+        config = config or BM25Config()
+        self.config = config
+        self.backend = config.backend
+        self.k1 = config.k1
+        self.b = config.b
         self.vocab: dict[str, int] = {}
         self.doc_ids: list[np.ndarray] = []
         self._scorer: _Scorer | None = None
@@ -146,7 +148,7 @@ class BM25Index:
             self._scorer.save(folder / "bm25s")
 
     @classmethod
-    def load(cls, folder: Path, backend: str, k1: float, b: float, mmap: bool = True) -> "BM25Index":
+    def load(cls, folder: Path, config: BM25Config, mmap: bool = True) -> "BM25Index":
         try:
             terms = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
             flat = np.load(folder / "term_ids.npy", mmap_mode="r" if mmap else None)
@@ -154,7 +156,8 @@ class BM25Index:
             saved = json.loads((folder / "bm25.json").read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise IndexCorruptError(f"{folder}: BM25 files unreadable ({exc}); rebuild with `rag index`") from None
-        idx = cls(backend, k1, b)
+        idx = cls(config)
+        backend, k1, b = config.backend, config.k1, config.b
         idx.vocab = {t: i for i, t in enumerate(terms)}
         idx.doc_ids = [np.asarray(flat[offsets[i]:offsets[i + 1]]) for i in range(len(offsets) - 1)]
         same = saved.get("backend") == backend and saved.get("k1") == k1 and saved.get("b") == b

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rag.config import ChunkingConfig
 from rag.text.tokens import TiktokenCounter, TokenCounter
 from rag.types import Chunk, Document
 
@@ -53,14 +54,13 @@ def _spans(text: str, start: int, end: int, splitter: re.Pattern[str]) -> list[t
 class Chunker:
     """Splits documents into :class:`Chunk` objects; stateless and deterministic."""
 
-    def __init__(self, max_tokens: int = 200, overlap_tokens: int = 40, counter: TokenCounter | None = None) -> None:
-        if max_tokens <= 0:
-            raise ValueError(f"max_tokens must be > 0, got {max_tokens}")
-        if not 0 <= overlap_tokens < max_tokens:
-            raise ValueError(f"overlap_tokens must be in [0, max_tokens), got {overlap_tokens}")
-        self.max_tokens = max_tokens
-        self.overlap_tokens = overlap_tokens
-        self.counter = counter or TiktokenCounter()
+    def __init__(self, config: ChunkingConfig | None = None, counter: TokenCounter | None = None) -> None:
+        """``config``: the ``chunking`` section; ``counter`` defaults to its tiktoken encoding."""
+        config = config or ChunkingConfig()
+        self.config = config
+        self.max_tokens = config.max_tokens
+        self.overlap_tokens = config.overlap_tokens
+        self.counter = counter or TiktokenCounter(config.encoding)
 
     def _units(self, text: str) -> list[_Unit]:
         units: list[_Unit] = []

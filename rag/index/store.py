@@ -33,6 +33,7 @@ import numpy as np
 
 from rag import __version__
 from rag._io import fsync_dir, fsync_file, fsync_tree
+from rag.config import RagConfig
 from rag.text.analyzers import Analyzer
 from rag.index.bm25 import BM25Index, top_k_desc
 from rag.index.chunking import Chunker
@@ -85,20 +86,6 @@ class IndexParams:
 
 
 @dataclass(frozen=True)
-class IndexSettings:
-    """What an index needs to know to build or check itself (from :class:`RagConfig`)."""
-
-    index_config_hash: str
-    bm25_backend: str = "bm25s"
-    bm25_k1: float = 1.2
-    bm25_b: float = 0.75
-    dense_index: str = "flat"
-    hnsw_m: int = 32
-    hnsw_ef_construction: int = 80
-    hnsw_ef_search: int = 64
-
-
-@dataclass(frozen=True)
 class _State:
     """One consistent version of the index contents (row-aligned lists)."""
 
@@ -126,15 +113,17 @@ def _row_key(c: Chunk) -> tuple[str, str, int]:
 
 
 class HybridIndex:
-    def __init__(self, settings: IndexSettings, chunker: Chunker, analyzer: Analyzer, embedder: Embedder) -> None:
-        self.settings = settings
+    def __init__(self, config: RagConfig, chunker: Chunker, analyzer: Analyzer, embedder: Embedder) -> None:
+        """``config``: what the contents depend on is read from its ``bm25`` and ``dense`` sections and
+        its ``index_hash`` (chunking, bm25, embedding, dense); the built parts are passed in."""
+        self.config = config
         self.chunker = chunker
         self.analyzer = analyzer
         self.embedder = embedder
         self.documents: dict[tuple[str, str], DocumentRecord] = {}
         self.chunks: list[Chunk] = []
         self.embeddings = np.zeros((0, 0), dtype=np.float32)
-        self.bm25 = BM25Index(settings.bm25_backend, settings.bm25_k1, settings.bm25_b)
+        self.bm25 = BM25Index(config.bm25)
         self._faiss = None
         self._dim: int | None = None
         self._lock = threading.Lock()  # guards the swap of (chunks, embeddings, bm25, faiss, documents)
@@ -155,18 +144,18 @@ class HybridIndex:
         return f"{self.chunker.counter.name}:max{self.chunker.max_tokens}:overlap{self.chunker.overlap_tokens}"
 
     def params(self) -> IndexParams:
-        s = self.settings
+        c = self.config
         return IndexParams(
             format_version=FORMAT_VERSION,
             package_version=__version__,
-            index_config_hash=s.index_config_hash,
+            index_config_hash=c.index_hash,
             analyzer=self.analyzer.name,
-            bm25_backend=s.bm25_backend,
-            bm25_k1=s.bm25_k1,
-            bm25_b=s.bm25_b,
+            bm25_backend=c.bm25.backend,
+            bm25_k1=c.bm25.k1,
+            bm25_b=c.bm25.b,
             embedding_model=self.embedder.model_id,
             embedding_dim=self.dim,
-            dense_index=s.dense_index,
+            dense_index=c.dense.index,
             chunking=self.chunking_name,
             n_documents=len(self.documents),
             n_chunks=len(self.chunks),
@@ -264,7 +253,7 @@ class HybridIndex:
         vecs = np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1) if texts else np.zeros((0, self.dim), np.float32)
         if texts and vecs.shape[1] != self.dim:
             raise IndexMismatchError(f"embedder returned dimension {vecs.shape[1]}, expected {self.dim}")
-        scratch = BM25Index(self.settings.bm25_backend, self.settings.bm25_k1, self.settings.bm25_b)
+        scratch = BM25Index(self.config.bm25)
         scratch.vocab = dict(st.vocab)
         new_terms = [scratch.encode(self.analyzer(t), grow=True) for t in texts]
         # Merge, keeping rows sorted by (document id, version, ordinal) whatever the insert order.
@@ -292,7 +281,7 @@ class HybridIndex:
                       [st.terms[i] for i in keep], documents, st.vocab)
 
     def _commit(self, st: "_State") -> None:
-        bm25 = BM25Index(self.settings.bm25_backend, self.settings.bm25_k1, self.settings.bm25_b)
+        bm25 = BM25Index(self.config.bm25)
         bm25.vocab = st.vocab
         bm25.set_documents(st.terms)
         dense = self._make_faiss(st.embeddings)
@@ -305,12 +294,12 @@ class HybridIndex:
             import faiss
         except ImportError:
             raise missing_dependency("faiss-cpu", "core", "dense retrieval") from None
-        s = self.settings
-        if s.dense_index == "hnsw":
+        s = self.config.dense
+        if s.index == "hnsw":
             index = faiss.IndexHNSWFlat(self.dim, s.hnsw_m, faiss.METRIC_INNER_PRODUCT)
             index.hnsw.efConstruction = s.hnsw_ef_construction
             index.hnsw.efSearch = s.hnsw_ef_search
-        elif s.dense_index == "flat_fp16":
+        elif s.index == "flat_fp16":
             # Exhaustive scan over half-precision vectors: half the memory traffic of "flat".
             index = faiss.IndexScalarQuantizer(self.dim, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
             if len(embeddings):
@@ -340,7 +329,7 @@ class HybridIndex:
         if q.shape[1] != self.dim:
             raise IndexMismatchError(f"query vector has dimension {q.shape[1]}, index has {self.dim}")
         kk = min(len(chunks), k)
-        if self.settings.dense_index == "flat":
+        if self.config.dense.index == "flat":
             # Exact scores via numpy give deterministic tie-breaking by row.
             idx, scores = top_k_desc(embeddings @ q[0], kk)
         else:
@@ -408,11 +397,11 @@ class HybridIndex:
         return params
 
     @classmethod
-    def load(cls, path: str | Path, settings: IndexSettings, chunker: Chunker, analyzer: Analyzer,
+    def load(cls, path: str | Path, config: RagConfig, chunker: Chunker, analyzer: Analyzer,
              embedder: Embedder, mmap: bool = True) -> "HybridIndex":
         root = Path(path)
         folder = current_version(root)
-        idx = cls(settings, chunker, analyzer, embedder)
+        idx = cls(config, chunker, analyzer, embedder)
         params = idx.check_compatible(root)
         idx._dim = int(params["embedding_dim"])
         try:
@@ -429,15 +418,15 @@ class HybridIndex:
             raise IndexCorruptError(
                 f"{folder}: embeddings shape {idx.embeddings.shape} does not match {len(idx.chunks)} chunks x {idx._dim}"
             )
-        idx.bm25 = BM25Index.load(folder / "bm25", settings.bm25_backend, settings.bm25_k1, settings.bm25_b, mmap=mmap)
+        idx.bm25 = BM25Index.load(folder / "bm25", config.bm25, mmap=mmap)
         if len(idx.bm25) != len(idx.chunks):
             raise IndexCorruptError(f"{folder}: BM25 has {len(idx.bm25)} rows but there are {len(idx.chunks)} chunks")
         import faiss
 
-        if settings.dense_index == params.get("dense_index") and (folder / "dense.faiss").is_file():
+        if config.dense.index == params.get("dense_index") and (folder / "dense.faiss").is_file():
             idx._faiss = faiss.read_index(str(folder / "dense.faiss"))
-            if settings.dense_index == "hnsw":
-                idx._faiss.hnsw.efSearch = settings.hnsw_ef_search
+            if config.dense.index == "hnsw":
+                idx._faiss.hnsw.efSearch = config.dense.hnsw_ef_search
         else:
             idx.embeddings = np.ascontiguousarray(idx.embeddings)
             idx._build_faiss()
@@ -505,11 +494,11 @@ def current_version(root: Path) -> Path:
     return folder
 
 
-def build_index(docs: Sequence[Document], settings: IndexSettings, chunker: Chunker, analyzer: Analyzer,
+def build_index(docs: Sequence[Document], config: RagConfig, chunker: Chunker, analyzer: Analyzer,
                 embedder: Embedder, progress: Progress | None = None) -> HybridIndex:
     if not docs:
         raise EmptyCorpusError("the corpus is empty: no documents were found to index")
-    idx = HybridIndex(settings, chunker, analyzer, embedder)
+    idx = HybridIndex(config, chunker, analyzer, embedder)
     idx.add(docs, progress)
     if not idx.chunks:
         raise EmptyCorpusError(f"the corpus has {len(docs)} documents but no text to index (all empty)")

@@ -21,6 +21,7 @@ from typing import Mapping, Protocol, Sequence
 
 import numpy as np
 
+from rag.config import RerankConfig
 from rag.errors import ModelLoadError, missing_dependency
 from rag.rerank.calibration import Calibration
 from rag.retrieval.hybrid import check_query
@@ -111,12 +112,16 @@ def check_checkpoint(path: Path) -> dict:
 class CrossEncoderScorer:
     """Lazy ``sentence_transformers.CrossEncoder`` over a model name or local path; returns raw logits."""
 
-    def __init__(self, model: str = "default", max_length: int | None = None, batch_size: int = 16,
-                 cache_size: int = 100_000, quantize: bool = False) -> None:
-        self.model = model
-        self.quantize = quantize  # dynamic int8 quantization of the Linear layers (CPU)
-        self.max_length = max_length
-        self.batch_size = batch_size
+    def __init__(self, config: RerankConfig | None = None, *, model: str | None = None,
+                 cache_size: int = 100_000) -> None:
+        """``config``: the ``rerank`` section (model, max_length, batch_size, quantize); ``model``
+        overrides ``config.model`` with an already-resolved path."""
+        config = config or RerankConfig()
+        self.config = config
+        self.model = model if model is not None else config.model
+        self.quantize = config.quantize  # dynamic int8 quantization of the Linear layers (CPU)
+        self.max_length = config.max_length
+        self.batch_size = config.batch_size
         self.cache_size = cache_size
         self._ce = None
         self._tok = None
@@ -199,13 +204,17 @@ def _z(x: np.ndarray) -> np.ndarray:
 class CrossEncoderReranker:
     """Reranks the fused top-``top_n``; candidates beyond it keep their fused order after them."""
 
-    def __init__(self, scorer: CrossEncoderScorer, calibration: Calibration | None = None, *,
-                 top_n: int = 30, blend_weight: float = 0.5, languages: Sequence[str] = ("en",)) -> None:
+    def __init__(self, scorer: CrossEncoderScorer, calibration: Calibration | None = None,
+                 config: RerankConfig | None = None) -> None:
+        """``config``: the ``rerank`` section (top_n, blend_weight, languages); ``calibration``
+        defaults to the one saved beside the scorer's checkpoint."""
+        config = config or RerankConfig()
         self.scorer = scorer
         self._calibration = calibration
-        self.top_n = top_n
-        self.blend_weight = blend_weight
-        self.languages = tuple(languages)
+        self.config = config
+        self.top_n = config.top_n
+        self.blend_weight = config.blend_weight
+        self.languages = tuple(config.languages)
 
     @property
     def model_id(self) -> str:

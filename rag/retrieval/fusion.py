@@ -17,6 +17,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from rag.config import FusionConfig
 from rag.types import Candidate, Chunk, RetrieverHit, ScoredChunk
 
 
@@ -37,13 +38,19 @@ def _normalize(scores: np.ndarray, how: str) -> np.ndarray:
 def fuse(
     lists: Mapping[str, Sequence[ScoredChunk]],
     *,
-    method: str = "rrf",
-    k: float = 60.0,
+    method: str | None = None,
+    k: float | None = None,
     weights: Mapping[str, float] | None = None,
-    normalization: str = "zscore",
+    normalization: str | None = None,
     limit: int | None = None,
 ) -> list[Candidate]:
-    """Fuse named ranked lists (each sorted best first) into candidates."""
+    """Fuse named ranked lists (each sorted best first) into candidates.
+
+    ``method``, ``k`` and ``normalization`` left at None take the ``retrieval.fusion`` defaults."""
+    d = FusionConfig.model_fields
+    method = d["method"].default if method is None else method
+    k = d["k"].default if k is None else k
+    normalization = d["normalization"].default if normalization is None else normalization
     if method not in ("rrf", "weighted"):
         raise ValueError(f"unknown fusion method {method!r}; use rrf or weighted")
     weights = dict(weights or {})

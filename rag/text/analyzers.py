@@ -15,6 +15,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Protocol
 
+from rag.config import BM25Config
 from rag.errors import missing_dependency
 from rag.text.lang import HANGUL_RUN
 
@@ -28,6 +29,11 @@ STOPWORDS_EN = frozenset(
     they this those through to too under until up very was we were what when where which while who whom
     why will with would you your yours""".split()
 )
+
+
+def _switches(stem: bool | None, stopwords: bool | None) -> tuple[bool, bool]:
+    d = BM25Config.model_fields
+    return (d["stem"].default if stem is None else stem, d["stopwords"].default if stopwords is None else stopwords)
 
 
 class Analyzer(Protocol):
@@ -46,7 +52,9 @@ def _stemmer():
 
 
 class EnglishAnalyzer:
-    def __init__(self, stem: bool = True, stopwords: bool = True) -> None:
+    def __init__(self, stem: bool | None = None, stopwords: bool | None = None) -> None:
+        """``stem``/``stopwords``: None takes the ``bm25`` section's default."""
+        stem, stopwords = _switches(stem, stopwords)
         self.stem = stem
         self.stopwords = stopwords
         self.name = f"english(stem={stem},stop={stopwords})"
@@ -64,7 +72,7 @@ class EnglishAnalyzer:
 
 
 class KoreanBigramAnalyzer:
-    def __init__(self, stem: bool = True, stopwords: bool = True) -> None:
+    def __init__(self, stem: bool | None = None, stopwords: bool | None = None) -> None:
         self._en = EnglishAnalyzer(stem, stopwords)
         self.name = f"korean_bigram+{self._en.name}"
 
@@ -96,7 +104,7 @@ def _kiwi():
 
 
 class KoreanKiwiAnalyzer:
-    def __init__(self, stem: bool = True, stopwords: bool = True) -> None:
+    def __init__(self, stem: bool | None = None, stopwords: bool | None = None) -> None:
         self._en = EnglishAnalyzer(stem, stopwords)
         self.name = f"korean_kiwi+{self._en.name}"
 
@@ -124,7 +132,8 @@ class WhitespaceAnalyzer:
         return unicodedata.normalize("NFKC", text).lower().split()
 
 
-def make_analyzer(name: str, stem: bool = True, stopwords: bool = True) -> Analyzer:
+def make_analyzer(name: str, stem: bool | None = None, stopwords: bool | None = None) -> Analyzer:
+    """The analyzer named by ``bm25.analyzer``; ``stem``/``stopwords`` None take the section's defaults."""
     if name == "english":
         return EnglishAnalyzer(stem, stopwords)
     if name == "korean_bigram":

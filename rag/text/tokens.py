@@ -15,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
+from rag.config import ChunkingConfig
 from rag.errors import ConfigError, missing_dependency
 
 logger = logging.getLogger(__name__)
@@ -77,7 +78,10 @@ def get_encoding(encoding: str = "cl100k_base"):  # -> tiktoken.Encoding
 class TiktokenCounter:
     """Counts tokens with a tiktoken encoding; counts are cached per text."""
 
-    def __init__(self, encoding: str = "cl100k_base") -> None:
+    def __init__(self, encoding: str | None = None) -> None:
+        """``encoding``: None takes ``chunking.encoding``'s default (cl100k_base)."""
+        if encoding is None:
+            encoding = ChunkingConfig.model_fields["encoding"].default
         self.name = f"tiktoken:{encoding}"
         self.encoding = encoding
 

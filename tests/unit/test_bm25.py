@@ -10,6 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from rag.config import BM25Config
 from rag.text import make_analyzer
 from rag.index.bm25 import BM25Index, top_k_desc
 from rag.errors import IndexCorruptError
@@ -25,7 +26,7 @@ def _corpus_texts() -> list[str]:
 
 
 def _build(backend: str, docs: list[list[str]], k1: float = 1.2, b: float = 0.75) -> BM25Index:
-    idx = BM25Index(backend, k1=k1, b=b)
+    idx = BM25Index(BM25Config(backend=backend, k1=k1, b=b))
     idx.set_documents([idx.encode(d, grow=True) for d in docs])
     return idx
 
@@ -225,7 +226,7 @@ def test_top_k_desc_matches_brute_force(scores, k, positive_only):
 def test_save_load_roundtrip(tmp_path, corpus_terms, backend, mmap):
     idx = _build(backend, corpus_terms)
     idx.save(tmp_path / "bm25")
-    loaded = BM25Index.load(tmp_path / "bm25", backend, 1.2, 0.75, mmap=mmap)
+    loaded = BM25Index.load(tmp_path / "bm25", BM25Config(backend=backend, k1=1.2, b=0.75), mmap=mmap)
     assert loaded.vocab == idx.vocab
     assert len(loaded) == len(idx)
     assert all(np.array_equal(a, b) for a, b in zip(loaded.doc_ids, idx.doc_ids))
@@ -239,8 +240,8 @@ def test_save_load_roundtrip(tmp_path, corpus_terms, backend, mmap):
 
 def test_bm25s_index_reloaded_as_other_backend_or_params_refits(tmp_path, corpus_terms):
     _build("bm25s", corpus_terms).save(tmp_path / "bm25")
-    as_ref = BM25Index.load(tmp_path / "bm25", "rank_bm25", 1.2, 0.75)
-    other_k1 = BM25Index.load(tmp_path / "bm25", "bm25s", 2.0, 0.5)
+    as_ref = BM25Index.load(tmp_path / "bm25", BM25Config(backend="rank_bm25", k1=1.2, b=0.75))
+    other_k1 = BM25Index.load(tmp_path / "bm25", BM25Config(backend="bm25s", k1=2.0, b=0.5))
     fresh_k1 = _build("bm25s", corpus_terms, 2.0, 0.5)
     ref = _build("rank_bm25", corpus_terms)
     for q in QUERIES:
@@ -252,18 +253,18 @@ def test_bm25s_index_reloaded_as_other_backend_or_params_refits(tmp_path, corpus
 def test_load_missing_files_raises_index_corrupt(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(IndexCorruptError, match="rebuild"):
-        BM25Index.load(tmp_path / "empty", "bm25s", 1.2, 0.75)
+        BM25Index.load(tmp_path / "empty", BM25Config(backend="bm25s", k1=1.2, b=0.75))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_empty_index(tmp_path, backend):
-    idx = BM25Index(backend)
+    idx = BM25Index(BM25Config(backend=backend))
     idx.set_documents([])
     assert len(idx) == 0
     assert idx.scores(["a"]).shape == (0,)
     assert idx.top_k(["a"], 3)[0].size == 0
     idx.save(tmp_path / "e")
-    loaded = BM25Index.load(tmp_path / "e", backend, 1.2, 0.75)
+    loaded = BM25Index.load(tmp_path / "e", BM25Config(backend=backend, k1=1.2, b=0.75))
     assert len(loaded) == 0 and loaded.scores(["a"]).shape == (0,)
 
 
@@ -276,8 +277,8 @@ def test_encode_grow_and_lookup():
 
 
 def test_unknown_backend_raises():
-    with pytest.raises(ValueError, match="unknown BM25 backend"):
-        BM25Index("lucene")
+    with pytest.raises(ValueError, match="backend"):
+        BM25Index(BM25Config(backend="lucene"))
 
 
 # -- the shared tiny BEIR fixture is lexically retrievable -----------------------------

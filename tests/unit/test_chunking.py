@@ -5,6 +5,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from rag.config import ChunkingConfig
 from rag.index import Chunker
 from rag.text import TiktokenCounter, WhitespaceCounter
 from rag.types import Document
@@ -83,7 +84,7 @@ def test_chunk_invariants(text, params):
     max_tokens, overlap, counter_name = params
     counter = COUNTERS[counter_name]
     doc = _doc(text)
-    chunks = Chunker(max_tokens, overlap, counter).chunk(doc)
+    chunks = Chunker(ChunkingConfig(max_tokens=max_tokens, overlap_tokens=overlap), counter).chunk(doc)
 
     has_pages = "\f" in text
     for n, c in enumerate(chunks):
@@ -121,17 +122,17 @@ def test_chunk_invariants(text, params):
 def test_chunking_is_deterministic(text, params):
     max_tokens, overlap, counter_name = params
     doc = _doc(text)
-    first = Chunker(max_tokens, overlap, COUNTERS[counter_name]).chunk(doc)
-    again = Chunker(max_tokens, overlap, COUNTERS[counter_name]).chunk(doc)
+    first = Chunker(ChunkingConfig(max_tokens=max_tokens, overlap_tokens=overlap), COUNTERS[counter_name]).chunk(doc)
+    again = Chunker(ChunkingConfig(max_tokens=max_tokens, overlap_tokens=overlap), COUNTERS[counter_name]).chunk(doc)
     assert first == again
-    assert Chunker(max_tokens, overlap, COUNTERS[counter_name]).chunk_all([doc, doc]) == first + first
+    assert Chunker(ChunkingConfig(max_tokens=max_tokens, overlap_tokens=overlap), COUNTERS[counter_name]).chunk_all([doc, doc]) == first + first
 
 
 @PROPS
 @given(text=any_text, max_tokens=st.integers(1, 30), data=st.data())
 def test_overlap_is_bounded_and_zero_overlap_means_disjoint(text, max_tokens, data):
     overlap = data.draw(st.integers(0, max_tokens - 1))
-    chunks = Chunker(max_tokens, overlap, WHITESPACE).chunk(_doc(text))
+    chunks = Chunker(ChunkingConfig(max_tokens=max_tokens, overlap_tokens=overlap), WHITESPACE).chunk(_doc(text))
     for a, b in zip(chunks, chunks[1:]):
         if overlap == 0:
             assert b.start_char >= a.end_char
@@ -166,7 +167,7 @@ def short_sentence_text(draw):
 @given(text=short_sentence_text(), max_tokens=st.integers(4, 30), data=st.data())
 def test_every_visible_character_is_covered_when_sentences_fit(text, max_tokens, data):
     overlap = data.draw(st.integers(0, max_tokens - 1))
-    chunks = Chunker(max_tokens, overlap, WHITESPACE).chunk(_doc(text))
+    chunks = Chunker(ChunkingConfig(max_tokens=max_tokens, overlap_tokens=overlap), WHITESPACE).chunk(_doc(text))
     assert _uncovered(text, chunks) == []
 
 
@@ -175,7 +176,7 @@ def test_every_visible_character_is_covered_when_sentences_fit(text, max_tokens,
 @example(text="one two three four five six seven", params=(3, 0, "whitespace"))
 def test_every_visible_character_is_covered(text, params):
     max_tokens, overlap, counter_name = params
-    chunks = Chunker(max_tokens, overlap, COUNTERS[counter_name]).chunk(_doc(text))
+    chunks = Chunker(ChunkingConfig(max_tokens=max_tokens, overlap_tokens=overlap), COUNTERS[counter_name]).chunk(_doc(text))
     assert _uncovered(text, chunks) == []
 
 
@@ -186,7 +187,7 @@ def test_every_visible_character_is_covered(text, params):
 @example(text="a1 a2. b1 b2. c1 c2 c3 c4 c5.", params=(5, 2, "whitespace"))
 def test_every_chunk_adds_new_text(text, params):
     max_tokens, overlap, counter_name = params
-    chunks = Chunker(max_tokens, overlap, COUNTERS[counter_name]).chunk(_doc(text))
+    chunks = Chunker(ChunkingConfig(max_tokens=max_tokens, overlap_tokens=overlap), COUNTERS[counter_name]).chunk(_doc(text))
     for a, b in zip(chunks, chunks[1:]):
         assert a.end_char < b.end_char, (a.text, b.text)
 
@@ -201,19 +202,19 @@ KOREAN = f"{P1}\n\n{P2}\n\n{P3}"
 
 
 def test_korean_paragraphs_become_chunks_when_they_do_not_fit_together():
-    chunks = Chunker(max_tokens=5, overlap_tokens=0, counter=WHITESPACE).chunk(_doc(KOREAN))
+    chunks = Chunker(ChunkingConfig(max_tokens=5, overlap_tokens=0), WHITESPACE).chunk(_doc(KOREAN))
     assert [c.text for c in chunks] == [P1, P2, P3]
     assert [c.evidence_id for c in chunks] == ["doc-7:v3:0", "doc-7:v3:1", "doc-7:v3:2"]
     assert all(c.page is None for c in chunks)
 
 
 def test_korean_paragraphs_are_packed_with_original_separator():
-    chunks = Chunker(max_tokens=7, overlap_tokens=0, counter=WHITESPACE).chunk(_doc(KOREAN))
+    chunks = Chunker(ChunkingConfig(max_tokens=7, overlap_tokens=0), WHITESPACE).chunk(_doc(KOREAN))
     assert [c.text for c in chunks] == [P1, f"{P2}\n\n{P3}"]
 
 
 def test_whole_korean_document_fits_in_one_chunk():
-    chunks = Chunker(max_tokens=200, overlap_tokens=40, counter=TIKTOKEN).chunk(_doc("  " + KOREAN + "\n"))
+    chunks = Chunker(ChunkingConfig(max_tokens=200, overlap_tokens=40), TIKTOKEN).chunk(_doc("  " + KOREAN + "\n"))
     assert len(chunks) == 1
     assert chunks[0].text == KOREAN
     assert chunks[0].start_char == 2
@@ -221,13 +222,13 @@ def test_whole_korean_document_fits_in_one_chunk():
 
 def test_long_korean_paragraph_splits_at_sentences():
     para = "가 나 다. 라 마 바! 사 아 자?"
-    chunks = Chunker(max_tokens=3, overlap_tokens=0, counter=WHITESPACE).chunk(_doc(para))
+    chunks = Chunker(ChunkingConfig(max_tokens=3, overlap_tokens=0), WHITESPACE).chunk(_doc(para))
     assert [c.text for c in chunks] == ["가 나 다.", "라 마 바!", "사 아 자?"]
 
 
 def test_overlap_repeats_trailing_sentence_of_previous_chunk():
     text = "a1 a2. b1 b2. c1 c2. d1 d2."
-    chunks = Chunker(max_tokens=5, overlap_tokens=2, counter=WHITESPACE).chunk(_doc(text))
+    chunks = Chunker(ChunkingConfig(max_tokens=5, overlap_tokens=2), WHITESPACE).chunk(_doc(text))
     assert [c.text for c in chunks] == ["a1 a2. b1 b2.", "b1 b2. c1 c2.", "c1 c2. d1 d2."]
     for a, b in zip(chunks, chunks[1:]):
         assert a.text.endswith(text[b.start_char:a.end_char])
@@ -236,13 +237,13 @@ def test_overlap_repeats_trailing_sentence_of_previous_chunk():
 
 def test_no_overlap_when_overlap_tokens_is_zero():
     text = "a1 a2. b1 b2. c1 c2. d1 d2."
-    chunks = Chunker(max_tokens=5, overlap_tokens=0, counter=WHITESPACE).chunk(_doc(text))
+    chunks = Chunker(ChunkingConfig(max_tokens=5, overlap_tokens=0), WHITESPACE).chunk(_doc(text))
     assert [c.text for c in chunks] == ["a1 a2. b1 b2.", "c1 c2. d1 d2."]
 
 
 def test_overlap_never_crosses_a_page_break():
     text = "a1 a2. b1 b2.\fc1 c2. d1 d2."
-    chunks = Chunker(max_tokens=5, overlap_tokens=4, counter=WHITESPACE).chunk(_doc(text))
+    chunks = Chunker(ChunkingConfig(max_tokens=5, overlap_tokens=4), WHITESPACE).chunk(_doc(text))
     assert [c.text for c in chunks] == ["a1 a2. b1 b2.", "c1 c2. d1 d2."]
     assert [c.page for c in chunks] == [1, 2]
 
@@ -260,7 +261,7 @@ def test_empty_document_gives_no_chunks():
 
 def test_tiktoken_budget_is_respected_on_korean_text():
     text = " ".join(["국가인권위원회는 개인정보 보호에 관한 권고를 발표했다."] * 30)
-    chunks = Chunker(max_tokens=40, overlap_tokens=8, counter=TIKTOKEN).chunk(_doc(text))
+    chunks = Chunker(ChunkingConfig(max_tokens=40, overlap_tokens=8), TIKTOKEN).chunk(_doc(text))
     assert len(chunks) > 1
     assert all(TIKTOKEN.count(c.text) <= 40 for c in chunks)
     assert _uncovered(text, chunks) == []
@@ -269,23 +270,23 @@ def test_tiktoken_budget_is_respected_on_korean_text():
 @pytest.mark.parametrize("max_tokens", [0, -1, -100])
 def test_invalid_max_tokens_raises(max_tokens):
     with pytest.raises(ValueError, match="max_tokens"):
-        Chunker(max_tokens=max_tokens, overlap_tokens=0)
+        Chunker(ChunkingConfig(max_tokens=max_tokens, overlap_tokens=0))
 
 
 @pytest.mark.parametrize(("max_tokens", "overlap"), [(10, -1), (10, 10), (10, 11), (1, 1)])
 def test_invalid_overlap_raises(max_tokens, overlap):
     with pytest.raises(ValueError, match="overlap_tokens"):
-        Chunker(max_tokens=max_tokens, overlap_tokens=overlap)
+        Chunker(ChunkingConfig(max_tokens=max_tokens, overlap_tokens=overlap))
 
 
 def test_largest_valid_overlap_is_accepted():
-    c = Chunker(max_tokens=10, overlap_tokens=9, counter=WHITESPACE)
+    c = Chunker(ChunkingConfig(max_tokens=10, overlap_tokens=9), WHITESPACE)
     assert c.chunk(_doc("a b c")) != []
 
 
 def test_sentence_longer_than_max_tokens_is_split_into_words_not_dropped():
     text = "one two three four five six seven"
-    chunks = Chunker(max_tokens=3, overlap_tokens=0, counter=WHITESPACE).chunk(_doc(text))
+    chunks = Chunker(ChunkingConfig(max_tokens=3, overlap_tokens=0), WHITESPACE).chunk(_doc(text))
     assert chunks, "the whole document was dropped"
     assert _uncovered(text, chunks) == []
     assert all(1 <= len(c.text.split()) <= 3 for c in chunks)
@@ -294,7 +295,7 @@ def test_sentence_longer_than_max_tokens_is_split_into_words_not_dropped():
 
 def test_overlap_does_not_produce_a_chunk_without_new_text():
     text = "a1 a2. b1 b2. c1 c2 c3 c4 c5."
-    chunks = Chunker(max_tokens=5, overlap_tokens=2, counter=WHITESPACE).chunk(_doc(text))
+    chunks = Chunker(ChunkingConfig(max_tokens=5, overlap_tokens=2), WHITESPACE).chunk(_doc(text))
     assert [c.text for c in chunks] == ["a1 a2. b1 b2.", "c1 c2 c3 c4 c5."]
 
 
@@ -306,6 +307,6 @@ def test_overlap_does_not_produce_a_chunk_without_new_text():
     ],
 )
 def test_closing_quote_after_sentence_end_is_kept(text, first):
-    chunks = Chunker(max_tokens=5, overlap_tokens=0, counter=WHITESPACE).chunk(_doc(text))
+    chunks = Chunker(ChunkingConfig(max_tokens=5, overlap_tokens=0), WHITESPACE).chunk(_doc(text))
     assert chunks[0].text == first
     assert _uncovered(text, chunks) == []

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from rag.errors import InputError, ModelLoadError
+from rag.config import RerankConfig
 from rag.rerank import Calibration, CrossEncoderReranker, check_checkpoint, fit_platt, reranked_candidates
 from rag.text import detect_language
 from rag.types import Candidate, Chunk, RetrieverHit
@@ -33,7 +34,7 @@ def test_detect_language():
 
 
 def test_rerank_moves_relevant_candidate_up_and_reports_everything():
-    r = CrossEncoderReranker(FakeScorer(), Calibration(1.0, 0.0, "test", 10), blend_weight=1.0)
+    r = CrossEncoderReranker(FakeScorer(), Calibration(1.0, 0.0, "test", 10), RerankConfig(blend_weight=1.0))
     res = r.rerank("does vitamin d improve bone density", CANDS)
     assert res.applied and res.reason == ""
     assert [c.evidence_id for c in res.candidates][0] == "d1:1:0"
@@ -45,7 +46,7 @@ def test_rerank_moves_relevant_candidate_up_and_reports_everything():
 
 
 def test_blend_weight_zero_keeps_fused_order():
-    r = CrossEncoderReranker(FakeScorer(), Calibration(), blend_weight=0.0)
+    r = CrossEncoderReranker(FakeScorer(), Calibration(), RerankConfig(blend_weight=0.0))
     res = r.rerank("does vitamin d improve bone density", CANDS)
     assert [c.evidence_id for c in res.candidates] == ["d0:1:0", "d1:1:0", "d2:1:0"]
 
@@ -53,7 +54,7 @@ def test_blend_weight_zero_keeps_fused_order():
 def test_only_top_n_are_scored_and_the_rest_follow_in_fused_order():
     many = [cand(i, f"passage number {i} about vitamin", 10.0 - i) for i in range(8)]
     scorer = FakeScorer()
-    res = CrossEncoderReranker(scorer, Calibration(), top_n=3).rerank("vitamin", many)
+    res = CrossEncoderReranker(scorer, Calibration(), RerankConfig(top_n=3)).rerank("vitamin", many)
     assert [len(keys) for _, keys in scorer.calls] == [3]
     assert [k.split("#")[0] for k in scorer.calls[0][1]] == ["d0:1:0", "d1:1:0", "d2:1:0"]
     assert [c.evidence_id for c in res.candidates[3:]] == [f"d{i}:1:0" for i in range(3, 8)]
@@ -81,7 +82,7 @@ def test_truncation_is_recorded_per_candidate():
 
 def test_language_routing_and_empty_input():
     scorer = FakeScorer()
-    r = CrossEncoderReranker(scorer, Calibration(), languages=("en",))
+    r = CrossEncoderReranker(scorer, Calibration(), RerankConfig(languages=("en",)))
     res = r.rerank("연차 휴가는 며칠인가요?", CANDS)
     assert not res.applied and "ko" in res.reason and scorer.calls == []
     assert [c.evidence_id for c in res.candidates] == [c.chunk.evidence_id for c in CANDS]

@@ -1,0 +1,161 @@
+"""Reading a questions file for a batch run: JSONL or plain text, checked line by line.
+
+JSONL: ``{"id", "question", "history"?}`` per line; any other field is kept as ``gold`` for
+evaluation. Plain text: one question a line; its id is ``t-`` + the first 12 hex digits of
+the question's SHA-1, so the same text keeps its id when lines move.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal, Mapping, Sequence
+
+from rag.errors import ConfigError, InputError
+from rag.types import Turn, turns_from_json
+
+logger = logging.getLogger(__name__)
+
+MAX_LISTED_PROBLEMS = 20
+
+
+class BatchInputError(InputError):
+    """The questions file is missing, unreadable, or has malformed / duplicate lines."""
+
+    def __init__(self, message: str, problems: Sequence["InputProblem"] = ()) -> None:
+        super().__init__(message)
+        self.problems = tuple(problems)
+
+
+@dataclass(frozen=True)
+class BatchQuestion:
+    id: str
+    question: str
+    line: int  # 1-based line number in the input file
+    index: int  # 0-based position among the valid questions of the input
+    history: tuple[Turn, ...] = ()
+    gold: Mapping[str, Any] = field(default_factory=dict)  # the input line's other fields (expected answers …)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "gold", MappingProxyType(dict(self.gold)))
+
+
+@dataclass(frozen=True)
+class InputProblem:
+    line: int
+    kind: Literal["malformed", "duplicate_id"]
+    message: str
+
+    def describe(self, path: Path | str) -> str:
+        return f"{path}:{self.line}: {self.kind}: {self.message}"
+
+
+@dataclass(frozen=True)
+class QuestionSet:
+    path: Path
+    format: Literal["jsonl", "text"]
+    questions: tuple[BatchQuestion, ...]
+    problems: tuple[InputProblem, ...]  # lines skipped (only with on_invalid="skip")
+
+
+def text_id(question: str) -> str:
+    return "t-" + hashlib.sha1(question.encode("utf-8")).hexdigest()[:12]
+
+
+def _sniff(path: Path, lines: Sequence[bytes]) -> Literal["jsonl", "text"]:
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        return "jsonl"
+    if suffix in (".txt", ".text"):
+        return "text"
+    for raw in lines:
+        s = raw.strip()
+        if s:
+            return "jsonl" if s.startswith(b"{") else "text"
+    return "text"
+
+
+def _parse_jsonl_line(text: str) -> tuple[str, str, tuple[Turn, ...], dict]:
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(obj, dict):
+        raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
+    q = obj.get("question")
+    if not isinstance(q, str) or not q.strip():
+        raise ValueError("missing or empty 'question' (a non-empty string)")
+    qid = obj.get("id")
+    if qid is None:
+        qid = text_id(q.strip())
+    elif isinstance(qid, bool) or not isinstance(qid, (str, int)) or not str(qid).strip():
+        raise ValueError(f"'id' must be a non-empty string or integer, got {qid!r}")
+    gold = {k: v for k, v in obj.items() if k not in ("id", "question", "history")}
+    return str(qid).strip(), q.strip(), turns_from_json(obj.get("history")), gold
+
+
+def read_questions(path: str | Path, *, format: Literal["auto", "jsonl", "text"] = "auto",
+                   on_invalid: Literal["stop", "skip"] = "stop") -> QuestionSet:
+    """Read and check a questions file.
+
+    Malformed lines and duplicate ids are collected with their line numbers; with
+    ``on_invalid="stop"`` any problem raises :class:`BatchInputError` listing them, with
+    ``"skip"`` those lines are left out (the first line of a duplicated id is kept) and
+    returned in ``problems``."""
+    if on_invalid not in ("stop", "skip"):
+        raise ConfigError(f"on_invalid must be 'stop' or 'skip', got {on_invalid!r}")
+    if format not in ("auto", "jsonl", "text"):
+        raise ConfigError(f"format must be auto, jsonl or text, got {format!r}")
+    p = Path(path)
+    if not p.is_file():
+        raise BatchInputError(f"questions file not found: {p} (give a JSONL file of {{\"id\", \"question\"}} "
+                              "objects or a text file with one question a line)")
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise BatchInputError(f"{p}: cannot read ({exc.strerror})") from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    lines = data.split(b"\n")
+    fmt = _sniff(p, lines) if format == "auto" else format
+    problems: list[InputProblem] = []
+    questions: list[BatchQuestion] = []
+    first_line: dict[str, int] = {}
+    for lineno, raw in enumerate(lines, 1):
+        raw = raw.rstrip(b"\r")
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            problems.append(InputProblem(lineno, "malformed", f"not valid UTF-8 (byte {exc.start}: {exc.reason})"))
+            continue
+        if fmt == "text":
+            q = text.strip()
+            qid, history, gold = text_id(q), (), {}
+        else:
+            try:
+                qid, q, history, gold = _parse_jsonl_line(text)
+            except ValueError as exc:
+                problems.append(InputProblem(lineno, "malformed", str(exc)))
+                continue
+        if qid in first_line:
+            problems.append(InputProblem(lineno, "duplicate_id",
+                                         f"id {qid!r} already used on line {first_line[qid]}"))
+            continue
+        first_line[qid] = lineno
+        questions.append(BatchQuestion(qid, q, lineno, len(questions), history, gold))
+    if problems and on_invalid == "stop":
+        shown = "\n".join("  " + pr.describe(p) for pr in problems[:MAX_LISTED_PROBLEMS])
+        more = f"\n  … and {len(problems) - MAX_LISTED_PROBLEMS} more" if len(problems) > MAX_LISTED_PROBLEMS else ""
+        raise BatchInputError(f"{p}: {len(problems)} bad input line(s); fix them, or skip them with "
+                              f"--on-invalid skip:\n{shown}{more}", problems)
+    for pr in problems:
+        logger.warning("skipping %s", pr.describe(p))
+    if not questions:
+        raise BatchInputError(f"{p}: no questions (expected {'JSONL objects with a question' if fmt == 'jsonl' else 'one question a line'})",
+                              problems)
+    return QuestionSet(p, fmt, tuple(questions), tuple(problems))
