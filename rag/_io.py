@@ -95,9 +95,18 @@ def parse_jsonl(text: str, source: Path | str, error: type[Exception] = InputErr
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise error(f"{source}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
-        if not isinstance(obj, dict):
-            raise error(f"{source}:{lineno}: expected a JSON object, got {type(obj).__name__}")
+            obj = parse_json_object(line)
+        except ValueError as exc:
+            raise error(f"{source}:{lineno}: {exc}") from None
         yield lineno, obj
+
+
+def parse_json_object(text: str) -> dict:
+    """One JSON object; ``ValueError`` saying what is wrong (bad JSON, or not an object)."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(obj, dict):
+        raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
+    return obj

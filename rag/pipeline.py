@@ -19,7 +19,8 @@ from rag.errors import IndexMismatchError
 from rag.index.chunking import Chunker
 from rag.index.embedders import CachedEmbedder, Embedder, EmbeddingCache, make_embedder
 from rag.index.loaders import check_unique, load_documents, load_guidelines
-from rag.index.store import HybridIndex, Progress, UpdateReport, build_index, index_exists
+from rag.index.layout import index_exists
+from rag.index.store import HybridIndex, Progress, UpdateReport, build_index
 from rag.rerank.calibration import Calibration
 from rag.rerank.cross_encoder import CrossEncoderReranker, CrossEncoderScorer, RerankResult, reranked_candidates
 from rag.rerank.gate import Gate, GateDecision

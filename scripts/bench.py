@@ -50,15 +50,18 @@ class BenchEmbedder:
         return self.real.embed_queries(texts)
 
 
-def pct(xs, q) -> float:
-    return float(np.percentile(np.asarray(xs, dtype=np.float64), q)) if len(xs) else float("nan")
+def p50_p95(xs) -> dict:
+    from rag.batch import percentiles
+
+    p50, p95 = percentiles(xs, (50, 95))
+    return {"p50": p50, "p95": p95, "n": len(xs)}
 
 
 def run_one(n: int, n_queries: int, rerank: str) -> dict:
     from bench_retrieval import synthetic_docs
 
-    from rag.batch.runner import BatchOptions, BatchQuestion, BatchRunner, run_info
-    from rag.config import load_config
+    from rag.batch import BatchQuestion, BatchRunner, run_info
+    from rag.config import BatchConfig, load_config
     from rag.index import HybridIndex
     from rag.pipeline import Pipeline
     from rag.rerank import DEFAULT_RERANKER
@@ -100,8 +103,8 @@ def run_one(n: int, n_queries: int, rerank: str) -> dict:
                 stages[s].append(t[s])
         e2e.append(t["total"] - t.get("generation", 0.0))
     out["statuses"] = statuses
-    out["latency_ms"] = {s: {"p50": pct(v, 50), "p95": pct(v, 95), "n": len(v)} for s, v in stages.items() if v}
-    out["latency_ms"]["e2e_excl_llm"] = {"p50": pct(e2e, 50), "p95": pct(e2e, 95), "n": len(e2e)}
+    out["latency_ms"] = {s: p50_p95(v) for s, v in stages.items() if v}
+    out["latency_ms"]["e2e_excl_llm"] = p50_p95(e2e)
 
     # batch retrieval throughput: search() one query at a time, and with queries embedded in one batch
     t0 = time.perf_counter()
@@ -118,7 +121,7 @@ def run_one(n: int, n_queries: int, rerank: str) -> dict:
         # fresh queries: the ones above are in the reranker's score cache
         bq = [BatchQuestion(f"b{i}", q, i + 1, i) for i, q in enumerate(queries[n_queries:2 * n_queries])]
         t0 = time.perf_counter()
-        rep = BatchRunner(p, run_info(p), BatchOptions(concurrency=4)).run(bq, Path(tmp) / "out.jsonl")
+        rep = BatchRunner(p, run_info(p), BatchConfig(concurrency=4)).run(bq, Path(tmp) / "out.jsonl")
         out["batch_answers_per_s"] = round(len(bq) / (time.perf_counter() - t0), 1)
         out["batch_failed"] = rep.summary.failed
     out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
@@ -151,7 +154,7 @@ def main() -> None:
             sys.exit(f"benchmark for {n} chunks failed:\n{res.stderr[-3000:]}")
         rows.append(json.loads(res.stdout.strip().splitlines()[-1]))
         print(f"  done in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
-    from rag.batch.runner import git_state
+    from rag.batch import git_state
 
     machine = {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(),
                "processor": platform.processor() or platform.machine(),

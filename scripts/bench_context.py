@@ -27,6 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
+from rag.batch import percentiles
 from rag.config import ContextConfig
 from rag.context import ContextBuilder, Evidence, neutralize, shingles
 from rag.types import Turn
@@ -89,13 +90,6 @@ def evidence_from(texts: list[str], rng: random.Random) -> list[Evidence]:
     return items
 
 
-def percentile(xs: list[float], q: float) -> float:
-    xs = sorted(xs)
-    k = (len(xs) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
-
-
 def run_interleaved(modes) -> dict[str, tuple[list[float], dict]]:
     """One build of every mode per round, so background load and drift hit all modes alike."""
     res = {name: ([], {"cache_hits": 0, "cache_misses": 0, "last": None}) for name, _, _ in modes}
@@ -120,7 +114,7 @@ def summarize(name: str, times: list[float], stats: dict, bundle) -> dict:
         "mode": name,
         "builds": len(times),
         "p50_ms": round(statistics.median(times), 3),
-        "p95_ms": round(percentile(times, 0.95), 3),
+        "p95_ms": round(percentiles(times, (95,))[0], 3),
         "mean_ms": round(statistics.fmean(times), 3),
         "max_ms": round(max(times), 3),
         "count_calls_per_build": round(calls / len(times), 1),

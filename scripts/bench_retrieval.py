@@ -65,10 +65,6 @@ def synthetic_docs(n: int, seed: int = 0):
     return docs, queries
 
 
-def pct(xs, q):
-    return float(np.percentile(np.asarray(xs), q))
-
-
 def run_one(n: int, n_queries: int, rank_bm25_queries: int) -> dict:
     from rag.text import make_analyzer
     from rag.index import Chunker
@@ -153,7 +149,9 @@ def run_one(n: int, n_queries: int, rank_bm25_queries: int) -> dict:
         s = idx.bm25.top_k(analyzer(q), 100)
         agree &= bool(np.allclose(r[1], s[1], rtol=1e-4))
     out["rank_bm25_matches_bm25s_top100"] = agree
-    out["latency_ms"] = {k: {"p50": pct(v, 50), "p95": pct(v, 95), "n": len(v)} for k, v in lat.items()}
+    from rag.batch import percentiles
+
+    out["latency_ms"] = {k: dict(zip(("p50", "p95"), percentiles(v, (50, 95))), n=len(v)) for k, v in lat.items()}
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
 

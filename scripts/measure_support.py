@@ -45,8 +45,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "data" / "demo"
 
+from rag.batch import percentiles
 from rag.config import load_config
 from rag.config import ContextConfig, EmbeddingConfig
+from rag.evaluation import auroc
 from rag.context import ContextBuilder, Evidence
 from rag.answer import AnswerPayload, CitationItem
 from rag.text import content_terms, lexical_support, normalize, split_sentences
@@ -55,26 +57,6 @@ from rag.answer import CitationValidator
 
 
 # --------------------------------------------------------------------------- metrics
-def auroc(scores: np.ndarray, labels: np.ndarray) -> float:
-    """Mann-Whitney AUROC with average ranks for ties."""
-    pos, neg = int(labels.sum()), int((~labels).sum())
-    if pos == 0 or neg == 0:
-        return float("nan")
-    order = np.argsort(scores, kind="mergesort")
-    s = scores[order]
-    ranks = np.empty(len(s))
-    i = 0
-    while i < len(s):
-        j = i
-        while j + 1 < len(s) and s[j + 1] == s[i]:
-            j += 1
-        ranks[i:j + 1] = (i + j) / 2 + 1
-        i = j + 1
-    r = np.empty(len(s))
-    r[order] = ranks
-    return float((r[labels].sum() - pos * (pos + 1) / 2) / (pos * neg))
-
-
 def prf(scores: np.ndarray, labels: np.ndarray, t: float) -> dict:
     pred = scores >= t
     tp = int((pred & labels).sum())
@@ -235,10 +217,6 @@ def rule_prf(lex: np.ndarray, emb: np.ndarray, labels: np.ndarray, t: float, te:
     return out
 
 
-def pct(xs: list[float], q: float) -> float:
-    return float(np.percentile(np.array(xs), q)) if xs else float("nan")
-
-
 # --------------------------------------------------------------------------- main
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -300,9 +278,9 @@ def main() -> None:
     (args.out_dir / "support_wice.json").write_text(json.dumps({**common, "results": [rows[3]]}, indent=2))
     lat = {"validator_ms_per_answer": {
         "scifact_5_abstract_bundles": {"n": len(sf_ms), "median": round(statistics.median(sf_ms), 3),
-                                       "p95": round(pct(sf_ms, 95), 3)},
+                                       "p95": round(percentiles(sf_ms, (95,))[0], 3)},
         "demo_extractive": {"n": len(demo_ms), "median": round(statistics.median(demo_ms), 3),
-                            "p95": round(pct(demo_ms, 95), 3), "answered_and_valid": demo_ok}},
+                            "p95": round(percentiles(demo_ms, (95,))[0], 3), "answered_and_valid": demo_ok}},
         "caches": "cleared before every answer (cold)", **common}
     (args.out_dir / "support_latency.json").write_text(json.dumps(lat, indent=2))
 
@@ -329,8 +307,8 @@ def main() -> None:
                   f"{a['recall']:6.3f} {a['f1']:6.3f}")
     print(f"threshold chosen on WiCE instead: {t_w:.4f}")
     print(f"validation latency per answer: SciFact bundles median {statistics.median(sf_ms):.2f} ms "
-          f"(p95 {pct(sf_ms, 95):.2f}), demo extractive median {statistics.median(demo_ms):.2f} ms "
-          f"(p95 {pct(demo_ms, 95):.2f}; {demo_ok}/{len(demo_ms)} answered and valid)")
+          f"(p95 {percentiles(sf_ms, (95,))[0]:.2f}), demo extractive median {statistics.median(demo_ms):.2f} ms "
+          f"(p95 {percentiles(demo_ms, (95,))[0]:.2f}; {demo_ok}/{len(demo_ms)} answered and valid)")
 
 
 if __name__ == "__main__":

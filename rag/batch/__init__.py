@@ -1,4 +1,11 @@
 """Batch answering: many questions through one answerer, resumable and crash-safe (see :mod:`rag.batch.runner`)."""
+from rag.batch.output import (
+    ExistingOutput,
+    OutputFileError,
+    ResultWriter,
+    compact_output,
+    scan_output,
+)
 from rag.batch.questions import (
     BatchInputError,
     BatchQuestion,
@@ -20,19 +27,6 @@ from rag.batch.records import (
     run_info,
     trace_numbers,
 )
-from rag.batch.output import (
-    ExistingOutput,
-    OutputFileError,
-    ResultWriter,
-    compact_output,
-    scan_output,
-)
-from rag.batch.summary import (
-    BatchSummary,
-    LatencyStats,
-    percentiles,
-    summarize,
-)
 from rag.batch.runner import (
     AnswerLike,
     Answerer,
@@ -40,6 +34,12 @@ from rag.batch.runner import (
     BatchReport,
     BatchRunner,
     BatchStart,
+)
+from rag.batch.summary import (
+    BatchSummary,
+    LatencyStats,
+    percentiles,
+    summarize,
 )
 
 __all__ = [

@@ -7,13 +7,13 @@ the question's SHA-1, so the same text keeps its id when lines move.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, Mapping, Sequence
 
+from rag._io import parse_json_object
 from rag.errors import ConfigError, InputError
 from rag.types import Turn, turns_from_json
 
@@ -79,12 +79,7 @@ def _sniff(path: Path, lines: Sequence[bytes]) -> Literal["jsonl", "text"]:
 
 
 def _parse_jsonl_line(text: str) -> tuple[str, str, tuple[Turn, ...], dict]:
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-    if not isinstance(obj, dict):
-        raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
+    obj = parse_json_object(text)
     q = obj.get("question")
     if not isinstance(q, str) or not q.strip():
         raise ValueError("missing or empty 'question' (a non-empty string)")

@@ -15,7 +15,10 @@ from rag.cli.common import make_pipeline
 def cmd_batch(args) -> int:
     from tqdm import tqdm
 
-    from rag.batch.runner import BatchOptions, BatchRunner, read_questions, run_info
+    from rag.batch.questions import read_questions
+    from rag.batch.records import run_info
+    from rag.batch.runner import BatchRunner
+    from rag.config import BatchConfig
 
     qs = read_questions(args.questions, format=args.format, on_invalid=args.on_invalid)
     if qs.problems:
@@ -28,9 +31,11 @@ def cmd_batch(args) -> int:
 
         raise RagError("this version of rag has no Pipeline.answer(); `rag batch` needs the generation stage")
     p.index  # fail fast (IndexNotFoundError: run `rag index`) instead of one failed line per question
-    opts = BatchOptions.from_config(p.config.batch, concurrency=args.concurrency, retry_failed=args.retry_failed,
-                                    sort_output=not args.no_sort, force=args.force)
-    runner = BatchRunner(p, run_info(p), opts)
+    config = p.config.batch
+    if args.concurrency is not None:  # validated as the config section is
+        config = BatchConfig(**{**config.model_dump(), "concurrency": args.concurrency})
+    runner = BatchRunner(p, run_info(p), config, retry_failed=args.retry_failed, sort_output=not args.no_sort,
+                         force=args.force)
     out = Path(args.output)
     bars = []
     counts = {"answered": 0, "insufficient_evidence": 0, "failed": 0}
@@ -57,7 +62,7 @@ def cmd_batch(args) -> int:
           + (f", repaired a cut-off last line ({rep.repaired_bytes} bytes)" if rep.repaired_bytes else "")
           + f"; {rep.seconds:.1f} s; config {runner.info.config_hash}, commit {(runner.info.git_commit or '?')[:10]}")
     print(rep.summary.table())
-    if args.summary_json:
+    if args.summary_json:  # ASCII-escaped JSON (rag._io.write_json keeps UTF-8)
         Path(args.summary_json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.summary_json).write_text(json.dumps(rep.summary.to_json(), indent=2) + "\n", encoding="utf-8")
     return 0 if rep.summary.failed == 0 else 1
@@ -66,7 +71,7 @@ def cmd_batch(args) -> int:
 def cmd_experiment(args) -> int:
     from tqdm import tqdm
 
-    from rag.evaluation.experiments import ExperimentResult, ExperimentRunner, RunOutcome, load_experiment
+    from rag.evaluation.experiments import ExperimentRunner, load_experiment
     from rag.evaluation.report import markdown_table, write_report
 
     exp = load_experiment(args.experiment)
@@ -91,16 +96,7 @@ def cmd_experiment(args) -> int:
             print(f"{plan.config_hash}  {'done   ' if done else 'to run '}  {plan.label}")
         return 0
     if args.report_only:
-        import json as _json
-        from types import MappingProxyType
-
-        outs = []
-        for plan, done in runner.status():
-            if done:
-                rd = runner.exp_dir / plan.config_hash
-                m = _json.loads((rd / "metrics.json").read_text(encoding="utf-8"))
-                outs.append(RunOutcome(plan, rd, "reused", MappingProxyType(m), 0.0))
-        result = ExperimentResult(exp, runner.exp_dir, tuple(outs))
+        result = runner.completed()
     else:
         try:
             result = runner.run()

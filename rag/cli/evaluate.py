@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from rag._io import write_json
 from rag.cli.common import make_pipeline, progress_bars
 
 
@@ -32,8 +33,7 @@ def cmd_eval_retrieval(args) -> int:
     for r, m in res.metrics.items():
         print(f"{r:10}" + "".join(f"{m[n]:>12.4f}" for n in names))
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_json(Path(args.json), out)
         print(f"wrote {args.json}")
     return 0
 
@@ -75,7 +75,8 @@ def cmd_train_reranker(args) -> int:
 
 
 def _scored(args):
-    from rag.evaluation.abstention import load_labelled, score_questions
+    from rag.evaluation.abstention import score_questions
+    from rag.evaluation.datasets import load_labelled
 
     p = make_pipeline(args)
     items = load_labelled(args.dataset, args.split, args.max_questions)
@@ -114,7 +115,6 @@ def cmd_eval_abstention(args) -> int:
     out = evaluate_abstention(p, scored, compare)
     print(json.dumps(out, indent=2, ensure_ascii=False))
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_json(Path(args.json), out)
         print(f"wrote {args.json}")
     return 0

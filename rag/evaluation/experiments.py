@@ -250,6 +250,7 @@ class ExperimentResult:
     exp_dir: Path
     outcomes: tuple[RunOutcome, ...]
 
+
 def _is_run_dir(path: Path) -> bool:
     return (path / "metrics.json").is_file() and (path / "run.json").is_file()
 
@@ -264,7 +265,7 @@ class ExperimentRunner:
         self.force = force
         self.answerer_factory = answerer_factory
         self.progress = progress
-        self.shared = _Shared()
+        self.shared = RunCache()
 
     def check_dir(self) -> None:
         """Refuse a folder made by another experiment (or on another dataset) unless forced."""
@@ -308,22 +309,31 @@ class ExperimentRunner:
                     gone.append(d)
         return gone
 
+    def completed(self) -> ExperimentResult:
+        """The complete runs of the current grid as they are, computing nothing (to rewrite the report)."""
+        return ExperimentResult(self.exp, self.exp_dir, tuple(self._reused(pl) for pl, done in self.status() if done))
+
+    def _reused(self, plan: RunPlan) -> RunOutcome:
+        run_dir = self.exp_dir / plan.config_hash
+        metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+        return RunOutcome(plan, run_dir, "reused", MappingProxyType(metrics), 0.0)
+
     def run(self) -> ExperimentResult:
         self.check_dir()
         self.exp_dir.mkdir(parents=True, exist_ok=True)
         for stale in self.exp_dir.glob(".partial-*"):
             logger.warning("removing %s (a run interrupted earlier)", stale)
             shutil.rmtree(stale, ignore_errors=True)
-        _write_json(self.exp_dir / "experiment.json",
-                    {"identity": self.exp.identity(), "experiment_file": str(self.exp.path.resolve()),
-                     "base_config": str(self.exp.base_config_path), "spec": self.exp.spec.model_dump(mode="json")})
+        write_json(self.exp_dir / "experiment.json",
+                   {"identity": self.exp.identity(), "experiment_file": str(self.exp.path.resolve()),
+                    "base_config": str(self.exp.base_config_path), "spec": self.exp.spec.model_dump(mode="json")},
+                   atomic=False)
         outcomes = []
         for i, plan in enumerate(self.exp.runs):
             run_dir = self.exp_dir / plan.config_hash
             if _is_run_dir(run_dir) and not self.force:
-                metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
                 logger.info("run %d/%d %s (%s): complete, reused", i + 1, len(self.exp.runs), plan.label, plan.config_hash)
-                outcomes.append(RunOutcome(plan, run_dir, "reused", MappingProxyType(metrics), 0.0))
+                outcomes.append(self._reused(plan))
                 continue
             logger.info("run %d/%d %s (%s): computing", i + 1, len(self.exp.runs), plan.label, plan.config_hash)
             outcomes.append(self._compute(plan, run_dir))
@@ -339,32 +349,30 @@ class ExperimentRunner:
         started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         t0 = time.perf_counter()
         try:
-            kind = self.exp.kind
+            kind, d, path, cfg = self.exp.kind, self.exp.spec.dataset, self.exp.dataset_path, plan.config
             if kind == "beir":
-                res = evaluate_beir(self.exp, plan, self.shared, self.progress)
+                res = evaluate_beir(d, path, cfg, self.shared, self.progress)
             elif kind == "abstention":
-                res = evaluate_abstention_run(self.exp, plan, self.shared, self.progress)
+                res = evaluate_abstention_run(d, path, cfg, self.shared, self.progress)
             else:
-                res = evaluate_questions(self.exp, plan, self.shared, tmp, self.answerer_factory, self.progress)
+                res = evaluate_questions(d, path, cfg, self.shared, tmp, self.answerer_factory, self.progress)
             seconds = time.perf_counter() - t0
-            cfg = plan.config
             header = (f"# Resolved config of run {plan.config_hash} ({plan.label}) of experiment {self.exp.spec.name}.\n"
                       f"# Relative paths resolve against {cfg.base_dir}\n")
             (tmp / "config.yaml").write_text(header + yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False,
                                                                       allow_unicode=True), encoding="utf-8")
+            # the folder is renamed into place when complete: its files need not be written atomically
             if res.rows:
-                with open(tmp / "results.jsonl", "w", encoding="utf-8") as fh:
-                    for row in res.rows:
-                        fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+                write_jsonl(tmp / "results.jsonl", res.rows, atomic=False)
             if res.curves is not None:
-                _write_json(tmp / "curves.json", res.curves)
-            _write_json(tmp / "environment.json", environment(res.models))
-            _write_json(tmp / "run.json", {
+                write_json(tmp / "curves.json", res.curves, atomic=False)
+            write_json(tmp / "environment.json", environment(res.models), atomic=False)
+            write_json(tmp / "run.json", {
                 "experiment": self.exp.spec.name, "config_hash": plan.config_hash, "label": plan.label,
                 "overrides": dict(plan.overrides), "experiment_overrides": dict(self.exp.spec.overrides),
                 "base_config": str(self.exp.base_config_path), "dataset": self.exp.identity()["dataset"],
-                "started": started, "seconds": round(seconds, 3)})
-            _write_json(tmp / "metrics.json", dict(res.metrics))  # last: its presence marks a complete run
+                "started": started, "seconds": round(seconds, 3)}, atomic=False)
+            write_json(tmp / "metrics.json", dict(res.metrics), atomic=False)  # last: its presence marks a complete run
             if run_dir.exists():
                 shutil.rmtree(run_dir)
             os.replace(tmp, run_dir)

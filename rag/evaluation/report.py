@@ -9,15 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence
 
-from rag.evaluation.experiments import (
-    Experiment,
-    ExperimentResult,
-    RunDirError,
-    RunOutcome,
-    UnknownMetricError,
-    load_run,
-    metric_direction,
-)
+from rag.evaluation.errors import RunDirError, UnknownMetricError
+from rag.evaluation.experiments import Experiment, ExperimentResult, RunOutcome, load_run
+from rag.evaluation.metrics import metric_direction
 
 logger = logging.getLogger(__name__)
 

@@ -217,8 +217,8 @@ def evaluate_beir(dataset: DatasetSpec, path: Path, cfg: RagConfig, cache: RunCa
 
 
 def _query_vectors(p, cfg: RagConfig, texts: list[str], cache: RunCache):
-    """Query vectors embedded in one batch, shared by every run with the same embedding settings
-    (as rag.evaluation does), plus the one-at-a-time latency of the first EMBED_SAMPLE queries."""
+    """Query vectors embedded in one batch (as :func:`evaluate_retrieval` does), shared by every run
+    with the same embedding settings, plus the one-at-a-time latency of the first EMBED_SAMPLE queries."""
     e = cfg.model_dump(mode="json")["embedding"]
     key = "qvec:" + digest({"embedding": {k: v for k, v in e.items() if k not in ("batch_size", "threads", "cache_dir")},
                             "texts": texts})

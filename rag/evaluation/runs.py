@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rag.batch.records import git_state
 from rag.config import RagConfig, digest
+from rag.pipeline import Pipeline
 
 Progress = Callable[[str, int, int], None]
 
@@ -44,6 +45,8 @@ class RunResult:
 
 
 class _Lru:
+    """A small least-recently-used map: ``get(key, make)`` builds a missing value with ``make``."""
+
     def __init__(self, size: int) -> None:
         self.size = size
         self.items: dict[str, Any] = {}
@@ -68,9 +71,9 @@ class RunCache:
         self.indexes = _Lru(2)
         self.scored = _Lru(4)
 
-    def pipeline(self, cfg: RagConfig, index=None):
-        from rag.pipeline import Pipeline
-
+    def pipeline(self, cfg: RagConfig, index=None) -> Pipeline:
+        """A pipeline for ``cfg`` (over ``index`` when given), sharing the embedder of earlier runs
+        with the same embedding settings."""
         e = cfg.model_dump(mode="json")["embedding"]
         key = digest({k: v for k, v in e.items() if k not in ("batch_size", "threads")})
         p = Pipeline(cfg, embedder=self.embedders.get(key), index=index)
@@ -84,6 +87,7 @@ PACKAGES = ("rag", "numpy", "pydantic", "faiss-cpu", "bm25s", "rank-bm25", "PySt
 
 
 def environment(models: Mapping[str, str]) -> dict:
+    """A run's ``environment.json``: Python, platform, CPUs, package versions, models, git state."""
     versions = {}
     for name in PACKAGES:
         try:

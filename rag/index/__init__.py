@@ -29,15 +29,18 @@ from rag.index.bm25 import (
     top_k_desc,
 )
 from rag.index.store import (
-    FORMAT_VERSION,
     build_index,
-    current_version,
-    DocumentRecord,
     HybridIndex,
-    index_exists,
-    IndexParams,
     Progress,
     UpdateReport,
+)
+from rag.index.layout import (
+    FORMAT_VERSION,
+    current_version,
+    DocumentRecord,
+    index_exists,
+    IndexParams,
+    version_numbers,
 )
 
 __all__ = [
@@ -71,4 +74,5 @@ __all__ = [
     "make_embedder",
     "normalize",
     "top_k_desc",
+    "version_numbers",
 ]

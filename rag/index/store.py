@@ -21,7 +21,6 @@ import hashlib
 import json
 import logging
 import os
-import re
 import shutil
 import threading
 from collections import Counter
@@ -43,46 +42,16 @@ from rag.errors import (
     EmptyCorpusError,
     IndexCorruptError,
     IndexMismatchError,
-    IndexNotFoundError,
     InputError,
     missing_dependency,
 )
+from rag.index.layout import FORMAT_VERSION, DocumentRecord, IndexParams, current_version, version_numbers
 from rag.index.loaders import check_unique
 from rag.types import Chunk, Document, ScoredChunk
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
-_VERSION_DIR = re.compile(r"^v-(\d{6})$")
 Progress = Callable[[int], None]
-
-
-@dataclass(frozen=True)
-class DocumentRecord:
-    id: str
-    version: str
-    title: str
-    uri: str
-    text_sha256: str
-    n_chunks: int
-    metadata: str  # JSON text, so the record stays hashable and frozen
-
-
-@dataclass(frozen=True)
-class IndexParams:
-    format_version: int
-    package_version: str
-    index_config_hash: str
-    analyzer: str
-    bm25_backend: str
-    bm25_k1: float
-    bm25_b: float
-    embedding_model: str
-    embedding_dim: int
-    dense_index: str
-    chunking: str
-    n_documents: int
-    n_chunks: int
 
 
 @dataclass(frozen=True)
@@ -350,7 +319,7 @@ class HybridIndex:
 
         root = Path(path)
         root.mkdir(parents=True, exist_ok=True)
-        versions = _versions(root)
+        versions = version_numbers(root)
         name = f"v-{(max(versions) + 1) if versions else 1:06d}"
         tmp = root / f".tmp-{name}-{os.getpid()}"
         if tmp.exists():
@@ -376,7 +345,7 @@ class HybridIndex:
         os.replace(cur_tmp, root / "CURRENT")
         fsync_dir(root)
         # Keep the new and the previous version; remove older ones and stale temp folders.
-        for v in _versions(root):
+        for v in version_numbers(root):
             if v < int(name[2:]) - 1:
                 shutil.rmtree(root / f"v-{v:06d}", ignore_errors=True)
         for stale in root.glob(".tmp-*"):
@@ -471,27 +440,6 @@ def _check_params(params: dict, idx: HybridIndex, root: Path) -> None:
         )
     if params.get("package_version") != __version__:
         logger.info("index %s was written by rag %s (this is %s)", root, params.get("package_version"), __version__)
-
-
-def _versions(root: Path) -> list[int]:
-    return sorted(int(m.group(1)) for p in root.iterdir() if (m := _VERSION_DIR.match(p.name)) and p.is_dir())
-
-
-def index_exists(path: str | Path) -> bool:
-    return (Path(path) / "CURRENT").is_file()
-
-
-def current_version(root: Path) -> Path:
-    cur = root / "CURRENT"
-    if not cur.is_file():
-        if root.is_dir() and any(root.iterdir()):
-            raise IndexCorruptError(f"{root}: has files but no CURRENT pointer; it is not a rag index (or was never completed)")
-        raise IndexNotFoundError(f"no index at {root}; build it with `rag index --config <your config>`")
-    name = cur.read_text(encoding="utf-8").strip()
-    folder = root / name
-    if not _VERSION_DIR.match(name) or not folder.is_dir():
-        raise IndexCorruptError(f"{root}/CURRENT points at {name!r}, which does not exist; rebuild with `rag index`")
-    return folder
 
 
 def build_index(docs: Sequence[Document], config: RagConfig, chunker: Chunker, analyzer: Analyzer,

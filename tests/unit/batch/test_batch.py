@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from rag.batch.runner import (
+from rag.batch import (
     BatchAbortedError,
     BatchInputError,
-    BatchOptions,
     BatchRecord,
     BatchRunner,
     OutputFileError,
@@ -26,6 +25,7 @@ from rag.batch.runner import (
     summarize,
     text_id,
 )
+from rag.config import BatchConfig
 from rag.errors import InputError, RagError
 from tests.conftest import ROOT
 from tests.fakes import FakeAnswerer, FakeBehaviour
@@ -123,7 +123,7 @@ def test_batch_writes_one_self_identifying_line_per_question_in_input_order(tmp_
     fake = FakeAnswerer(beh)
     out = tmp_path / "out.jsonl"
     written: list[str] = []
-    rep = BatchRunner(fake, INFO, BatchOptions(concurrency=3)).run(qs, out, progress=lambda r: written.append(r.id))
+    rep = BatchRunner(fake, INFO, BatchConfig(concurrency=3)).run(qs, out, progress=lambda r: written.append(r.id))
     assert written != [q.id for q in qs]  # appended as they completed …
     rows = lines(out)
     assert [r["id"] for r in rows] == [q.id for q in qs]  # … rewritten in input order at the end
@@ -141,7 +141,7 @@ def test_batch_writes_one_self_identifying_line_per_question_in_input_order(tmp_
 def test_concurrency_is_bounded_and_questions_start_in_input_order(tmp_path):
     qs = read_questions(questions_file(tmp_path, 10)).questions
     fake = FakeAnswerer(default=FakeBehaviour(delay_s=0.03))
-    BatchRunner(fake, INFO, BatchOptions(concurrency=3)).run(qs, tmp_path / "out.jsonl")
+    BatchRunner(fake, INFO, BatchConfig(concurrency=3)).run(qs, tmp_path / "out.jsonl")
     assert fake.max_in_flight == 3
     assert fake.started == [q.question for q in qs]
 
@@ -151,7 +151,7 @@ def test_threaded_retrieval_runs_one_question_at_a_time_in_input_order(tmp_path)
     qs = read_questions(questions_file(tmp_path, 12)).questions
     beh = {f"question {i}?": FakeBehaviour(delay_s=0.01 * (i % 4)) for i in range(12)}
     fake = FakeAnswerer(beh, threaded_retrieval=True)
-    BatchRunner(fake, INFO, BatchOptions(concurrency=4)).run(qs, tmp_path / "out.jsonl")
+    BatchRunner(fake, INFO, BatchConfig(concurrency=4)).run(qs, tmp_path / "out.jsonl")
     assert fake.max_retrieval_in_flight == 1
     assert fake.retrieval_order == [q.question for q in qs]
     assert fake.max_in_flight == 4  # generation still overlaps
@@ -160,7 +160,7 @@ def test_threaded_retrieval_runs_one_question_at_a_time_in_input_order(tmp_path)
 def test_sync_only_answerer_runs_in_a_bounded_thread_pool(tmp_path):
     qs = read_questions(questions_file(tmp_path, 8)).questions
     fake = FakeAnswerer(default=FakeBehaviour(delay_s=0.03), sync_only=True)
-    rep = BatchRunner(fake, INFO, BatchOptions(concurrency=2)).run(qs, tmp_path / "out.jsonl")
+    rep = BatchRunner(fake, INFO, BatchConfig(concurrency=2)).run(qs, tmp_path / "out.jsonl")
     assert fake.max_in_flight == 2
     assert sorted(fake.finished) == sorted(q.question for q in qs)
     assert [r["id"] for r in lines(tmp_path / "out.jsonl")] == [q.id for q in qs]
@@ -170,7 +170,7 @@ def test_sync_only_answerer_runs_in_a_bounded_thread_pool(tmp_path):
 def test_a_failing_question_is_recorded_and_the_batch_goes_on(tmp_path):
     qs = read_questions(questions_file(tmp_path, 4)).questions
     fake = FakeAnswerer({"question 1?": FakeBehaviour(raises="LLM server said 500")})
-    rep = BatchRunner(fake, INFO, BatchOptions(concurrency=2)).run(qs, tmp_path / "out.jsonl")
+    rep = BatchRunner(fake, INFO, BatchConfig(concurrency=2)).run(qs, tmp_path / "out.jsonl")
     rows = {r["id"]: r for r in lines(tmp_path / "out.jsonl")}
     assert rows["q1"]["status"] == "failed"
     assert rows["q1"]["error"] == {"type": "RuntimeError", "message": "LLM server said 500"}
@@ -183,7 +183,7 @@ def test_a_failing_question_is_recorded_and_the_batch_goes_on(tmp_path):
     rep2 = BatchRunner(fake2, INFO).run(qs, tmp_path / "out.jsonl")
     assert fake2.started == [] and rep2.skipped_existing == 4
     fake3 = FakeAnswerer()
-    rep3 = BatchRunner(fake3, INFO, BatchOptions(retry_failed=True)).run(qs, tmp_path / "out.jsonl")
+    rep3 = BatchRunner(fake3, INFO, retry_failed=True).run(qs, tmp_path / "out.jsonl")
     assert fake3.started == ["question 1?"]
     assert rep3.summary.failed == 0 and rep3.summary.answered == 4
     assert [r["id"] for r in lines(tmp_path / "out.jsonl")] == ["q0", "q1", "q2", "q3"]  # superseded line compacted
@@ -224,7 +224,7 @@ def test_corrupt_complete_line_or_foreign_file_is_refused_not_overwritten(tmp_pa
     with pytest.raises(OutputFileError, match=r"out.jsonl:1: not a rag batch result line"):
         BatchRunner(FakeAnswerer(), INFO).run(qs, out)
     assert out.read_text(encoding="utf-8") == '{"hello": 1}\n'
-    BatchRunner(FakeAnswerer(), INFO, BatchOptions(force=True)).run(qs, out)
+    BatchRunner(FakeAnswerer(), INFO, force=True).run(qs, out)
     assert [r["id"] for r in lines(out)] == ["q0", "q1"]
 
 
@@ -237,7 +237,7 @@ def test_output_from_another_config_is_refused_unless_forced(tmp_path):
         BatchRunner(FakeAnswerer(), other).run(qs, out)
     assert len(lines(out)) == 1
     fake = FakeAnswerer()
-    BatchRunner(fake, other, BatchOptions(force=True)).run(qs, out)
+    BatchRunner(fake, other, force=True).run(qs, out)
     assert len(fake.started) == 2 and {r["config_hash"] for r in lines(out)} == {"cfg1111111111111"}
 
 
@@ -252,7 +252,7 @@ def test_many_failures_in_a_row_stop_the_batch_and_keep_what_was_written(tmp_pat
     qs = read_questions(questions_file(tmp_path, 10)).questions
     fake = FakeAnswerer(default=FakeBehaviour(raises="connection refused"))
     with pytest.raises(BatchAbortedError, match="3 questions failed in a row"):
-        BatchRunner(fake, INFO, BatchOptions(concurrency=1, max_consecutive_failures=3)).run(qs, tmp_path / "o.jsonl")
+        BatchRunner(fake, INFO, BatchConfig(concurrency=1, max_consecutive_failures=3)).run(qs, tmp_path / "o.jsonl")
     assert len(lines(tmp_path / "o.jsonl")) == 3
 
 
@@ -283,11 +283,12 @@ KILL_SCRIPT = r"""
 import sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
-from rag.batch.runner import BatchOptions, BatchRunner, RunInfo, read_questions
+from rag.batch import BatchRunner, RunInfo, read_questions
+from rag.config import BatchConfig
 from tests.fakes import FakeAnswerer, FakeBehaviour
 info = RunInfo("cfg0000000000000", "res0000000000000", {{}}, None)
 qs = read_questions({q!r}).questions
-BatchRunner(FakeAnswerer(default=FakeBehaviour(delay_s=0.02)), info, BatchOptions(concurrency=3)).run(qs, Path({o!r}))
+BatchRunner(FakeAnswerer(default=FakeBehaviour(delay_s=0.02)), info, BatchConfig(concurrency=3)).run(qs, Path({o!r}))
 """
 
 

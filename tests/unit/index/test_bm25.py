@@ -15,7 +15,7 @@ from rag.text import make_analyzer
 from rag.index.bm25 import BM25Index, top_k_desc
 from rag.errors import IndexCorruptError
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 ANALYZER = make_analyzer("korean_bigram")
 BACKENDS = ("bm25s", "rank_bm25")
 

@@ -7,21 +7,23 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rag.batch.runner import BatchRecord
+from rag.batch import BatchRecord
 from rag.config import load_config
 from rag.errors import ConfigError, RagError
-from rag.evaluation.experiments import (
+from rag.evaluation import (
     ExperimentError,
     ExperimentRunner,
     GridError,
     RunDirError,
     UnknownMetricError,
+    compare_runs,
     expand_grid,
     load_experiment,
+    markdown_table,
     metric_direction,
     question_metrics,
+    write_report,
 )
-from rag.evaluation.report import compare_runs, markdown_table, write_report
 from tests.conftest import DEMO_QUESTIONS, FIXTURES, write_config
 from tests.fakes import FakeAnswerer, FakeBehaviour
 
@@ -110,7 +112,7 @@ def test_metric_names_have_directions():
 
 # --------------------------------------------------------------------------- beir runs
 def test_beir_runs_match_evaluate_retrieval_and_are_not_recomputed(tmp_path):
-    from rag.evaluation.retrieval import evaluate_retrieval
+    from rag.evaluation import evaluate_retrieval
     from rag.pipeline import Pipeline
 
     p = experiment_file(tmp_path, grid={"retrieval.fusion.method": ["rrf", "weighted"]})
@@ -351,7 +353,7 @@ def test_experiment_and_compare_commands(tmp_path, capsys):
 
 
 def test_support_is_recomputed_from_the_cited_span_when_the_trace_lacks_it(tmp_path):
-    from rag.evaluation.experiments import _span_support
+    from rag.evaluation.answers import _span_support
     from rag.pipeline import Pipeline
 
     p = Pipeline(load_config(write_config(tmp_path)))

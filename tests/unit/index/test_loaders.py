@@ -24,7 +24,7 @@ from rag.index import (
 )
 from rag.types import Document
 
-TINY_BEIR = Path(__file__).resolve().parents[1] / "fixtures" / "tiny_beir"
+TINY_BEIR = Path(__file__).resolve().parents[2] / "fixtures" / "tiny_beir"
 
 
 def _write_jsonl(path: Path, rows: list) -> Path:
