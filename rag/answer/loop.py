@@ -180,22 +180,18 @@ def generate_answer(prompt: Prompt, generator: Generator, validator: CitationVal
                     format_instruction: bool = True) -> AnswerOutcome:
     """Generate and validate with bounded regeneration. See the module docstring for the contract."""
     loop = _Loop(prompt, generator, validator, config or GenerationConfig(), question, format_instruction)
-    if not prompt.bundle.blocks:
-        return loop.no_context()
-    while True:
+    done = loop.no_context() if not prompt.bundle.blocks else None
+    while done is None:
         done = loop.record(generator.generate(loop.request()))
-        if done is not None:
-            return done
+    return done
 
 
 async def agenerate_answer(prompt: Prompt, generator: Generator, validator: CitationValidator,
                            config: GenerationConfig | None = None, *, question: str | None = None,
-                    format_instruction: bool = True) -> AnswerOutcome:
+                           format_instruction: bool = True) -> AnswerOutcome:
     """Async twin of :func:`generate_answer`."""
     loop = _Loop(prompt, generator, validator, config or GenerationConfig(), question, format_instruction)
-    if not prompt.bundle.blocks:
-        return loop.no_context()
-    while True:
+    done = loop.no_context() if not prompt.bundle.blocks else None
+    while done is None:
         done = loop.record(await generator.agenerate(loop.request()))
-        if done is not None:
-            return done
+    return done
