@@ -32,7 +32,7 @@ from rag.config import ContextConfig
 from rag.context import ContextBuilder, Evidence, neutralize, shingles
 from rag.types import Turn
 from rag.context import Guideline, GuidelineSelector, PromptBuilder
-from rag.text.tokens import TiktokenCounter, _count_cached, get_encoding  # noqa: E402
+from rag.text.tokens import TiktokenCounter, _count_cached, get_encoding
 
 TARGET_P50_MS = 5.0
 ENCODING = "cl100k_base"

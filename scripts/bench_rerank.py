@@ -19,10 +19,11 @@ from pathlib import Path
 import numpy as np
 
 
+from rag._io import read_jsonl
 from rag.config import RerankConfig
 
-from rag.rerank import CrossEncoderReranker, CrossEncoderScorer  # noqa: E402
-from rag.types import Candidate, Chunk  # noqa: E402
+from rag.rerank import CrossEncoderReranker, CrossEncoderScorer
+from rag.types import Candidate, Chunk
 
 SIZES = (10, 30, 50)
 
@@ -32,7 +33,7 @@ def passages(n: int, seed: int) -> list[Candidate]:
     corpus = Path(__file__).resolve().parents[2] / "shared/data/scifact/corpus.jsonl"
     rng = np.random.default_rng(seed)
     if corpus.is_file():
-        rows = [json.loads(line) for _, line in zip(range(2000), open(corpus, encoding="utf-8"))]
+        rows = [r for _, r in read_jsonl(corpus)][:2000]
         texts = [f"{r['title']}\n\n{r['text']}" for r in rows]
     else:
         words = "cell protein gene patients risk increased study trial effect dose cancer model".split()

@@ -18,11 +18,11 @@ import sys
 from pathlib import Path
 
 
-from rag.config import load_config  # noqa: E402
-from rag.index import load_beir  # noqa: E402
-from rag.pipeline import Pipeline  # noqa: E402
-from rag.rerank import in_holdout  # noqa: E402
-from rag.retrieval import HybridRetriever  # noqa: E402
+from rag.config import load_config
+from rag.index import load_beir
+from rag.pipeline import Pipeline
+from rag.rerank import in_holdout
+from rag.retrieval import HybridRetriever
 
 
 def main() -> int:

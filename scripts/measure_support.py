@@ -47,6 +47,7 @@ DEMO = ROOT / "data" / "demo"
 
 from rag.batch import percentiles
 from rag.config import load_config
+from rag._io import read_jsonl
 from rag.config import ContextConfig, EmbeddingConfig
 from rag.evaluation import auroc
 from rag.context import ContextBuilder, Evidence
@@ -91,12 +92,10 @@ def dev_half(key: str) -> bool:
 # --------------------------------------------------------------------------- data
 def scifact_pairs(data: Path):
     corpus = {}
-    with open(data / "scifact" / "corpus.jsonl", encoding="utf-8") as f:
-        for line in f:
-            d = json.loads(line)
-            corpus[str(d["_id"])] = d["text"]
+    for _, d in read_jsonl(data / "scifact" / "corpus.jsonl"):
+        corpus[str(d["_id"])] = d["text"]
     claims_file = data / "scifact" / "claims_dev_with_rationales.jsonl"
-    rows = [json.loads(x) for x in claims_file.read_text("utf-8").splitlines()]
+    rows = [d for _, d in read_jsonl(claims_file)]
     groups: dict[tuple[str, str], dict] = {}
     for r in rows:
         docs = [r["doc_id"]] if r["doc_id"] else r["cited_doc_ids"]
@@ -130,8 +129,7 @@ def scifact_pairs(data: Path):
 
 def wice_pairs(data: Path):
     pairs = []
-    for k, line in enumerate((data / "wice" / "claim_dev.jsonl").read_text("utf-8").splitlines()):
-        d = json.loads(line)
+    for k, (_, d) in enumerate(read_jsonl(data / "wice" / "claim_dev.jsonl")):
         pos = {i for group in d["supporting_sentences"] for i in group}
         for i, s in enumerate(d["evidence"]):
             pairs.append((str(k), lexical_support(d["claim"], s), i in pos, d["claim"], s))
@@ -154,7 +152,7 @@ def scifact_latency(data: Path, validator: CitationValidator, limit: int = 150) 
     corpus = {str(d["_id"]): d["text"] for d in docs}
     ids = sorted(corpus)
     claims_file = data / "scifact" / "claims_dev_with_rationales.jsonl"
-    rows = [json.loads(x) for x in claims_file.read_text("utf-8").splitlines()]
+    rows = [d for _, d in read_jsonl(claims_file)]
     rows = [r for r in rows if r["label"] == "SUPPORT" and r["doc_id"] in corpus][:limit]
     times = []
     for n, r in enumerate(rows):
@@ -186,8 +184,8 @@ def demo_latency(validator: CitationValidator) -> tuple[list[float], int]:
     p.build_index()
     gen = ExtractiveGenerator()
     times, answered = [], 0
-    for line in (DEMO / "questions.jsonl").read_text(encoding="utf-8").splitlines():
-        q = json.loads(line)["question"]
+    for _, row in read_jsonl(DEMO / "questions.jsonl"):
+        q = row["question"]
         _, prompt = p.build_prompt(q)
         out = gen.generate(build_request(prompt, 1, (), q))
         clear_caches()

@@ -19,12 +19,12 @@ from pathlib import Path
 import numpy as np
 
 
-from rag.config import RerankConfig, load_config  # noqa: E402
-from rag.index import load_beir  # noqa: E402
-from rag.evaluation.metrics import dedupe_docs, ndcg_at_k  # noqa: E402
-from rag.pipeline import Pipeline  # noqa: E402
-from rag.rerank import CrossEncoderReranker, CrossEncoderScorer, fit_platt  # noqa: E402
-from rag.retrieval import HybridRetriever  # noqa: E402
+from rag.config import RerankConfig, load_config
+from rag.index import load_beir
+from rag.evaluation.metrics import dedupe_docs, ndcg_at_k
+from rag.pipeline import Pipeline
+from rag.rerank import CrossEncoderReranker, CrossEncoderScorer, fit_platt, load_groups
+from rag.retrieval import HybridRetriever
 
 WEIGHTS = (0.0, 0.25, 0.4, 0.5, 0.6, 0.75, 1.0)
 
@@ -42,8 +42,7 @@ def main() -> int:
     args = ap.parse_args()
 
     ds = load_beir(args.dataset, args.split)
-    used = {json.loads(line)["query_id"] for line in open(args.groups, encoding="utf-8")
-            if json.loads(line)["source"] == ds.name}
+    used = {g.query_id for g in load_groups(Path(args.groups)) if g.source == ds.name}
     pool = sorted(q for q in ds.qrels if q not in used)
     random.Random(args.seed).shuffle(pool)
     qids = sorted(pool[: args.queries])

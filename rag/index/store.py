@@ -31,7 +31,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from rag import __version__
-from rag._io import fsync_dir, fsync_file, fsync_tree
+from rag._io import fsync_dir, fsync_file, fsync_tree, read_jsonl
 from rag.config import RagConfig
 from rag.text.analyzers import Analyzer
 from rag.index.bm25 import BM25Index, top_k_desc
@@ -374,12 +374,10 @@ class HybridIndex:
         params = idx.check_compatible(root)
         idx._dim = int(params["embedding_dim"])
         try:
-            with open(folder / "documents.jsonl", encoding="utf-8") as fh:
-                for line in fh:
-                    r = DocumentRecord(**json.loads(line))
-                    idx.documents[(r.id, r.version)] = r
-            with open(folder / "chunks.jsonl", encoding="utf-8") as fh:
-                idx.chunks = [Chunk(**json.loads(line)) for line in fh]
+            for _, o in read_jsonl(folder / "documents.jsonl", ValueError):
+                r = DocumentRecord(**o)
+                idx.documents[(r.id, r.version)] = r
+            idx.chunks = [Chunk(**o) for _, o in read_jsonl(folder / "chunks.jsonl", ValueError)]
             idx.embeddings = np.load(folder / "embeddings.npy", mmap_mode="r" if mmap else None)
         except (OSError, ValueError, TypeError) as exc:
             raise IndexCorruptError(f"{folder}: chunk store unreadable ({exc}); rebuild with `rag index`") from None
