@@ -11,15 +11,12 @@ HANGUL_LETTERS = HANGUL_SYLLABLES + "\u1100-\u11ff\u3130-\u318f"
 HANGUL_SYLLABLE = re.compile(f"[{HANGUL_SYLLABLES}]")
 HANGUL_SYLLABLE_RUN = re.compile(f"([{HANGUL_SYLLABLES}]+)")  # capturing: re.split keeps the runs
 HANGUL_RUN = re.compile(f"([{HANGUL_LETTERS}]+)")
+_HANGUL_LETTER = re.compile(f"[{HANGUL_LETTERS}]")
 
 # Characters that render as nothing: removed before comparing or scanning text.
 ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e"), None)
 
 KOREAN_SHARE = 0.3  # a text is Korean when Hangul makes up at least this share of its letters
-
-
-def _is_hangul_letter(o: int) -> bool:
-    return 0xAC00 <= o <= 0xD7A3 or 0x1100 <= o <= 0x11FF or 0x3130 <= o <= 0x318F
 
 
 def has_hangul(text: str) -> bool:
@@ -32,7 +29,7 @@ def detect_language(text: str) -> str:
     text, else ``other``."""
     hangul = latin = 0
     for ch in text:
-        if _is_hangul_letter(ord(ch)):
+        if _HANGUL_LETTER.match(ch):
             hangul += 1
         elif ch.isascii() and ch.isalpha():
             latin += 1
