@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import pytest
 
-from rag import answer, context, index, rerank, retrieval, text
+from rag import answer, batch, context, index, rerank, retrieval, text
 from rag.config import RagConfig
 from rag.errors import ConfigError, ConfigValueError
 from rag.text import WhitespaceCounter
@@ -47,6 +47,8 @@ COMPONENTS: list[tuple[str, Callable[[], Any], Callable[[Any], Any], Any]] = [
     ("make_analyzer", lambda: text.make_analyzer(DEFAULTS.bm25.analyzer), lambda a: a.name,
      text.make_analyzer(DEFAULTS.bm25.analyzer, DEFAULTS.bm25.stem, DEFAULTS.bm25.stopwords).name),
     ("TiktokenCounter", lambda: text.TiktokenCounter(), lambda c: c.encoding, DEFAULTS.chunking.encoding),
+    ("BatchRunner", lambda: batch.BatchRunner(object(), batch.RunInfo("c", "r", {}, None)), lambda r: r.config,
+     DEFAULTS.batch),
     ("ExtractiveGenerator", lambda: answer.ExtractiveGenerator(), lambda c: (c.max_sentences, c.min_score),
      (DEFAULTS.generation.extractive_max_sentences, DEFAULTS.generation.extractive_min_score)),
 ]
