@@ -54,23 +54,23 @@ def atomic_write_text(path: Path, text: str, *, fsync: bool = True) -> None:
         fsync_dir(path.parent)
 
 
-def write_json(path: Path, obj: object, *, atomic: bool = True) -> None:
-    """Pretty JSON (UTF-8, keys in insertion order, trailing newline)."""
-    text = json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+def _write_text(path: Path, text: str, atomic: bool) -> None:
+    """``atomic``: through :func:`atomic_write_text`; else a plain write (a file inside a folder that
+    is itself swapped in atomically, like an experiment run's temporary folder)."""
     if atomic:
         atomic_write_text(path, text)
     else:
         path.write_text(text, encoding="utf-8")
+
+
+def write_json(path: Path, obj: object, *, atomic: bool = True) -> None:
+    """Pretty JSON (UTF-8, keys in insertion order, trailing newline)."""
+    _write_text(path, json.dumps(obj, indent=2, ensure_ascii=False) + "\n", atomic)
 
 
 def write_jsonl(path: Path, rows: Iterable[object], *, atomic: bool = True) -> None:
     """One compact JSON value a line."""
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-    if atomic:
-        atomic_write_text(path, text)
-    else:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    _write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), atomic)
 
 
 def read_jsonl(path: Path, error: type[Exception] = InputError) -> Iterator[tuple[int, dict]]:

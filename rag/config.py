@@ -34,6 +34,11 @@ class _Section(BaseModel):
         except ValidationError as exc:
             raise ConfigValueError(_format_errors(exc, f"{type(self).__name__}(...)", self.section)) from None
 
+    @classmethod
+    def default(cls, name: str) -> Any:
+        """The declared default of one key (for functions where ``None`` means "the config's default")."""
+        return cls.model_fields[name].default
+
 
 class CorpusConfig(_Section):
     section: ClassVar[str] = "corpus"
@@ -163,7 +168,7 @@ class RerankConfig(_Section):
 
 
 class GateConfig(_Section):
-    """Abstention before generation (rag.gate)."""
+    """Abstention before generation (rag.rerank.gate)."""
 
     section: ClassVar[str] = "gate"
     enabled: bool = True
@@ -177,7 +182,7 @@ class GateConfig(_Section):
 
 
 class GenerationConfig(_Section):
-    """The answer generator and the regeneration loop (rag.generation, rag.answering)."""
+    """The answer generator and the regeneration loop (rag.answer.generators, rag.answer.loop)."""
 
     section: ClassVar[str] = "generation"
     backend: Literal["extractive", "openai"] = "extractive"
@@ -200,7 +205,7 @@ class GenerationConfig(_Section):
 
 
 class ValidationConfig(_Section):
-    """Server-side citation checks (rag.validation)."""
+    """Server-side citation checks (rag.answer.validation)."""
 
     section: ClassVar[str] = "validation"
     support_method: Literal["lexical", "embedding", "max"] = "lexical"

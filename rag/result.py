@@ -30,13 +30,13 @@ class AnswerTrace:
     rerank_reason: str
     candidates: tuple[CandidateTrace, ...]
     excluded: tuple[tuple[str, str], ...]  # (evidence_id, reason) the reranker left out
-    manifest: object | None  # rag.prompting.Manifest (blocks, budget, drops); None when the gate abstained
-    attempts: tuple  # tuple[rag.answering.AttemptRecord, ...]: status, violations, usage, seconds
+    manifest: object | None  # rag.context.prompt.Manifest (blocks, budget, drops); None when the gate abstained
+    attempts: tuple  # tuple[rag.answer.loop.AttemptRecord, ...]: status, violations, usage, seconds
     prompt_tokens: int
     completion_tokens: int
     config_hash: str
     model_ids: Mapping[str, str]
-    checks: tuple = ()  # tuple[rag.validation.CitationCheck, ...]: per-citation support of the last attempt
+    checks: tuple = ()  # tuple[rag.answer.validation.CitationCheck, ...]: per-citation support of the last attempt
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "timings_ms", MappingProxyType(dict(self.timings_ms)))
@@ -81,7 +81,7 @@ class AnswerResult:
     question: str
     status: Status
     answer: str
-    citations: tuple = ()  # tuple[rag.validation.ResolvedCitation, ...]
+    citations: tuple = ()  # tuple[rag.answer.validation.ResolvedCitation, ...]
     reason: str = ""
     trace: AnswerTrace | None = field(default=None, compare=False)
 

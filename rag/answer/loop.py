@@ -72,7 +72,7 @@ class AnswerOutcome:
 
 
 def question_of(prompt: Prompt) -> str:
-    """The question of a prompt built by :class:`~rag.prompting.PromptBuilder` (final user turn)."""
+    """The question of a prompt built by :class:`~rag.context.prompt.PromptBuilder` (final user turn)."""
     last = prompt.messages[-1].content if prompt.messages else ""
     head, sep, _ = last.partition("\n\nSOURCES\n")
     if not sep or not head.startswith("QUESTION\n"):

@@ -2,7 +2,7 @@
 
 Checks, in order (every failure is a typed :class:`Violation`, nothing is silently dropped):
 
-1. schema: the raw text parses as JSON and matches :class:`~rag.generation.AnswerPayload`;
+1. schema: the raw text parses as JSON and matches :class:`~rag.answer.contract.AnswerPayload`;
 2. status contract: ``insufficient_evidence`` carries no citations or markers, ``answered``
    has a non-empty answer and at least one citation;
 3. source ids: every citation and every ``[S#]`` marker names a block of this prompt;

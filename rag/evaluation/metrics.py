@@ -140,7 +140,7 @@ def metric_family(name: str) -> MetricFamily:
         f"unknown metric {name!r}. Metric names look like: retrieval.final.ndcg@10, retrieval.hybrid.recall@100, "
         "abstention.auroc, abstention.coverage, answers.answered_rate, context.budget_use.mean, "
         "context.truncation_rate, citations.validated_rate, citations.violations.<code>, citations.support.p50, "
-        "latency.<stage>.p95_ms, tokens.prompt.mean (the full list is rag.experiments.FAMILIES)")
+        "latency.<stage>.p95_ms, tokens.prompt.mean (the full list is rag.evaluation.metrics.FAMILIES)")
 
 
 def metric_direction(name: str) -> str:

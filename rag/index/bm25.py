@@ -93,14 +93,22 @@ class BM25Index:
 
     def __init__(self, config: BM25Config | None = None) -> None:
         """``config``: the ``bm25`` section (backend, k1, b; the analyzer is applied by the caller)."""
-        config = config or BM25Config()
-        self.config = config
-        self.backend = config.backend
-        self.k1 = config.k1
-        self.b = config.b
+        self.config = config or BM25Config()
         self.vocab: dict[str, int] = {}
         self.doc_ids: list[np.ndarray] = []
         self._scorer: _Scorer | None = None
+
+    @property
+    def backend(self) -> str:
+        return self.config.backend
+
+    @property
+    def k1(self) -> float:
+        return self.config.k1
+
+    @property
+    def b(self) -> float:
+        return self.config.b
 
     def __len__(self) -> int:
         return len(self.doc_ids)
@@ -157,11 +165,10 @@ class BM25Index:
         except (OSError, ValueError) as exc:
             raise IndexCorruptError(f"{folder}: BM25 files unreadable ({exc}); rebuild with `rag index`") from None
         idx = cls(config)
-        backend, k1, b = config.backend, config.k1, config.b
         idx.vocab = {t: i for i, t in enumerate(terms)}
         idx.doc_ids = [np.asarray(flat[offsets[i]:offsets[i + 1]]) for i in range(len(offsets) - 1)]
-        same = saved.get("backend") == backend and saved.get("k1") == k1 and saved.get("b") == b
-        if backend == "bm25s" and same and (folder / "bm25s").is_dir() and idx.doc_ids:
+        same = saved.get("backend") == idx.backend and saved.get("k1") == idx.k1 and saved.get("b") == idx.b
+        if idx.backend == "bm25s" and same and (folder / "bm25s").is_dir() and idx.doc_ids:
             idx._scorer = _Bm25sScorer.load(folder / "bm25s", mmap=mmap)
         else:
             idx.set_documents(idx.doc_ids)

@@ -56,11 +56,16 @@ class Chunker:
 
     def __init__(self, config: ChunkingConfig | None = None, counter: TokenCounter | None = None) -> None:
         """``config``: the ``chunking`` section; ``counter`` defaults to its tiktoken encoding."""
-        config = config or ChunkingConfig()
-        self.config = config
-        self.max_tokens = config.max_tokens
-        self.overlap_tokens = config.overlap_tokens
-        self.counter = counter or TiktokenCounter(config.encoding)
+        self.config = config or ChunkingConfig()
+        self.counter = counter or TiktokenCounter(self.config.encoding)
+
+    @property
+    def max_tokens(self) -> int:
+        return self.config.max_tokens
+
+    @property
+    def overlap_tokens(self) -> int:
+        return self.config.overlap_tokens
 
     def _units(self, text: str) -> list[_Unit]:
         units: list[_Unit] = []

@@ -63,16 +63,25 @@ class SentenceTransformerEmbedder:
                  device: str | None = None) -> None:
         """``config``: the ``embedding`` section (model, prefixes, batch size); ``model`` overrides
         ``config.model`` (a local folder, or ``default`` for the bundled all-MiniLM-L6-v2)."""
-        config = config or EmbeddingConfig()
-        model = model if model is not None else config.model
+        self.config = config or EmbeddingConfig()
+        model = model if model is not None else self.config.model
         self.model_name = model
-        self.query_prefix = config.query_prefix
-        self.passage_prefix = config.passage_prefix
-        self.batch_size = config.batch_size
         self.device = device
         self.model_id = f"st:{'all-MiniLM-L6-v2' if model == 'default' else model}"
         self._model = None
         self._lock = threading.Lock()
+
+    @property
+    def query_prefix(self) -> str:
+        return self.config.query_prefix
+
+    @property
+    def passage_prefix(self) -> str:
+        return self.config.passage_prefix
+
+    @property
+    def batch_size(self) -> int:
+        return self.config.batch_size
 
     def _resolve(self) -> str:
         if self.model_name != "default":

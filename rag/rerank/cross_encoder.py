@@ -119,14 +119,21 @@ class CrossEncoderScorer:
         config = config or RerankConfig()
         self.config = config
         self.model = model if model is not None else config.model
-        self.quantize = config.quantize  # dynamic int8 quantization of the Linear layers (CPU)
-        self.max_length = config.max_length
-        self.batch_size = config.batch_size
+        self.max_length = config.max_length  # resolved from the checkpoint on first load when None
         self.cache_size = cache_size
         self._ce = None
         self._tok = None
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple[str, str], tuple[float, int]] = OrderedDict()
+
+    @property
+    def quantize(self) -> bool:
+        """Dynamic int8 quantization of the Linear layers (CPU)."""
+        return self.config.quantize
+
+    @property
+    def batch_size(self) -> int:
+        return self.config.batch_size
 
     @property
     def path(self) -> Path | None:
@@ -208,13 +215,21 @@ class CrossEncoderReranker:
                  config: RerankConfig | None = None) -> None:
         """``config``: the ``rerank`` section (top_n, blend_weight, languages); ``calibration``
         defaults to the one saved beside the scorer's checkpoint."""
-        config = config or RerankConfig()
         self.scorer = scorer
         self._calibration = calibration
-        self.config = config
-        self.top_n = config.top_n
-        self.blend_weight = config.blend_weight
-        self.languages = tuple(config.languages)
+        self.config = config or RerankConfig()
+
+    @property
+    def top_n(self) -> int:
+        return self.config.top_n
+
+    @property
+    def blend_weight(self) -> float:
+        return self.config.blend_weight
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        return self.config.languages
 
     @property
     def model_id(self) -> str:

@@ -47,10 +47,9 @@ def fuse(
     """Fuse named ranked lists (each sorted best first) into candidates.
 
     ``method``, ``k`` and ``normalization`` left at None take the ``retrieval.fusion`` defaults."""
-    d = FusionConfig.model_fields
-    method = d["method"].default if method is None else method
-    k = d["k"].default if k is None else k
-    normalization = d["normalization"].default if normalization is None else normalization
+    method = FusionConfig.default("method") if method is None else method
+    k = FusionConfig.default("k") if k is None else k
+    normalization = FusionConfig.default("normalization") if normalization is None else normalization
     if method not in ("rrf", "weighted"):
         raise ValueError(f"unknown fusion method {method!r}; use rrf or weighted")
     weights = dict(weights or {})

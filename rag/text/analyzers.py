@@ -32,8 +32,8 @@ STOPWORDS_EN = frozenset(
 
 
 def _switches(stem: bool | None, stopwords: bool | None) -> tuple[bool, bool]:
-    d = BM25Config.model_fields
-    return (d["stem"].default if stem is None else stem, d["stopwords"].default if stopwords is None else stopwords)
+    return (BM25Config.default("stem") if stem is None else stem,
+            BM25Config.default("stopwords") if stopwords is None else stopwords)
 
 
 class Analyzer(Protocol):

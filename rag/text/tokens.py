@@ -81,7 +81,7 @@ class TiktokenCounter:
     def __init__(self, encoding: str | None = None) -> None:
         """``encoding``: None takes ``chunking.encoding``'s default (cl100k_base)."""
         if encoding is None:
-            encoding = ChunkingConfig.model_fields["encoding"].default
+            encoding = ChunkingConfig.default("encoding")
         self.name = f"tiktoken:{encoding}"
         self.encoding = encoding
 

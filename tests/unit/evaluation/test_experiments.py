@@ -1,4 +1,4 @@
-"""rag.experiments / rag.report: grid expansion, run folders, metrics, report, compare."""
+"""rag.evaluation.experiments / report: grid expansion, run folders, metrics, report, compare."""
 from __future__ import annotations
 
 import json
