@@ -56,6 +56,9 @@ class ChunkingConfig(_Section):
     max_tokens: int = Field(200, gt=0)
     overlap_tokens: int = Field(40, ge=0)
     encoding: str = "cl100k_base"
+    # auto: chunks follow statute articles / markdown sections where the text has them (an article
+    # longer than max_tokens splits at paragraph marks) and carry their heading path; plain: token packing only
+    structure: Literal["auto", "plain"] = "auto"
 
     @model_validator(mode="after")
     def _overlap_smaller(self) -> "ChunkingConfig":
@@ -111,12 +114,32 @@ class FusionConfig(_Section):
         return self
 
 
+class VersionsAsOf(_Section):
+    """``retrieval.versions: {as_of: 2024-06-30}``: per document, the newest version in force on that date."""
+
+    section: ClassVar[str] = "retrieval.versions"
+    as_of: str
+
+    @model_validator(mode="after")
+    def _iso_date(self) -> "VersionsAsOf":
+        import datetime
+
+        try:
+            datetime.date.fromisoformat(str(self.as_of))
+        except ValueError:
+            raise ValueError(f"as_of must be an ISO date YYYY-MM-DD, got {self.as_of!r}") from None
+        return self
+
+
 class RetrievalConfig(_Section):
     section: ClassVar[str] = "retrieval"
     bm25_top_k: int = Field(100, gt=0)
     dense_top_k: int = Field(100, gt=0)
     candidates: int = Field(30, gt=0)
     fusion: FusionConfig = FusionConfig()
+    # Which versions of a document may be answered from (the index keeps every version):
+    # latest | all | {as_of: DATE}. Dropped older versions are listed as ``superseded``.
+    versions: Literal["latest", "all"] | VersionsAsOf = "latest"
 
 
 class GuidelineConfig(_Section):
@@ -129,11 +152,10 @@ class GuidelineConfig(_Section):
 
 class ContextConfig(_Section):
     section: ClassVar[str] = "context"
-    model: str = "gpt-4o-mini"  # picks the tiktoken encoding when tokenizer is "auto"
+    model: str | None = None  # picks the tiktoken encoding when tokenizer is "auto"; None: generation.model
     tokenizer: str = "auto"  # auto | cl100k_base | o200k_base | whitespace | hf:/local/path
     context_limit: int = Field(8192, gt=0)
-    output_reserve: int = Field(800, ge=0)
-    schema_overhead: int = Field(150, ge=0)
+    output_reserve: int = Field(800, ge=0)  # must equal generation.max_tokens
     safety_margin: int = Field(64, ge=0)
     message_overhead: int = Field(4, ge=0)
     history_budget: int = Field(1024, ge=0)
@@ -181,6 +203,13 @@ class GateConfig(_Section):
     fallback_threshold: float = 0.0
 
 
+ABSTENTION_MESSAGES = {
+    "ko": "이 질문에 명확하게 답변해 주는 자료를 찾지 못했습니다. 정확한 정보는 담당 부서에 문의하세요.",
+    "en": "I could not find a source that clearly answers this question. Please check with the responsible team.",
+    "default": "I could not find a source that clearly answers this question. Please check with the responsible team.",
+}
+
+
 class GenerationConfig(_Section):
     """The answer generator and the regeneration loop (rag.answer.generators, rag.answer.loop)."""
 
@@ -202,6 +231,20 @@ class GenerationConfig(_Section):
     on_failure: Literal["error", "insufficient_evidence"] = "insufficient_evidence"
     extractive_max_sentences: int = Field(3, ge=1)
     extractive_min_score: float = Field(0.3, ge=0, le=1)
+    # What the user reads when the answer is insufficient_evidence (gate, no context, the model's own
+    # abstention, validation give-up), by the question's language; "default" for any other language.
+    abstention_messages: dict[str, str] = Field(default_factory=lambda: dict(ABSTENTION_MESSAGES))
+
+    @model_validator(mode="after")
+    def _default_message(self) -> "GenerationConfig":
+        if "default" not in self.abstention_messages:
+            raise ValueError("abstention_messages needs a 'default' entry (used for languages without their own)")
+        return self
+
+    def abstention_message(self, language: str) -> str:
+        """The abstention text for a question language code (``ko``, ``en``, ...)."""
+        m = self.abstention_messages
+        return m.get(language, m["default"])
 
 
 class ValidationConfig(_Section):
@@ -216,6 +259,15 @@ class ValidationConfig(_Section):
     require_quotes: bool = True  # every citation carries a quote found verbatim in its block
     check_claims: bool = True  # each citation's claim must also reach the support threshold
     reject_urls: bool = True  # a URL in the answer, a claim or a quote is a violation
+
+
+class SecurityConfig(_Section):
+    """Handling of retrieved text that tries to instruct the assistant (rag.context.sanitize)."""
+
+    section: ClassVar[str] = "security"
+    # off: defuse tags/markers only; drop_block: drop the suspect block; drop_document: drop every block
+    # of a document that carried an injection attempt. Dropped evidence is listed as suspected_injection.
+    quarantine: Literal["off", "drop_block", "drop_document"] = "drop_document"
 
 
 class BatchConfig(_Section):
@@ -241,8 +293,22 @@ class RagConfig(_Section):
     gate: GateConfig = GateConfig()
     generation: GenerationConfig = GenerationConfig()
     validation: ValidationConfig = ValidationConfig()
+    security: SecurityConfig = SecurityConfig()
     batch: BatchConfig = BatchConfig()
     base_dir: str = Field(".", exclude=True)
+
+    @model_validator(mode="after")
+    def _output_budget(self) -> "RagConfig":
+        if self.generation.max_tokens != self.context.output_reserve:
+            raise ValueError(
+                f"generation.max_tokens ({self.generation.max_tokens}) must equal context.output_reserve "
+                f"({self.context.output_reserve}): the context budget reserves exactly what the model may write")
+        return self
+
+    @property
+    def tokenizer_model(self) -> str:
+        """The model whose tokenizer counts the budget: ``context.model``, else ``generation.model``."""
+        return self.context.model or self.generation.model
 
     def resolve(self, path: str) -> Path:
         p = Path(path).expanduser()

@@ -188,7 +188,7 @@ class Pipeline:
         selector = None
         if guides:
             selector = GuidelineSelector(guides, c, self.embedder if c.guideline_match != "keyword" else None)
-        return PromptBuilder(make_counter(c.tokenizer, c.model), c, selector)
+        return PromptBuilder(make_counter(c.tokenizer, self.config.tokenizer_model), c, selector)
 
     def build_prompt(self, question: str, history: Sequence[Turn] = (), *,
                      search: SearchResult | None = None) -> tuple[SearchResult, Prompt]:

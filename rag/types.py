@@ -43,6 +43,9 @@ class Chunk:
     title: str = ""
     uri: str = ""
     page: int | None = None
+    # Where the chunk sits, for people: "제16조제1항" in a statute, "Travel > Per diem" in markdown
+    locator: str = ""
+    heading_path: tuple[str, ...] = ()  # enclosing headings, outermost first
 
 
 @dataclass(frozen=True)

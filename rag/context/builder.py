@@ -33,7 +33,8 @@ from rag.types import Candidate
 
 logger = logging.getLogger(__name__)
 
-DropReason = Literal["duplicate", "per_document_cap", "budget", "max_blocks", "unsplittable", "invalid_score"]
+DropReason = Literal["duplicate", "per_document_cap", "budget", "max_blocks", "unsplittable", "invalid_score",
+                     "superseded", "suspected_injection"]
 Ordering = Literal["rank", "reverse", "edges"]
 
 
@@ -54,12 +55,13 @@ class Evidence:
     page: int | None = None
     kind: Literal["text", "table", "code", "auto"] = "auto"
     boundaries: tuple[int, ...] = ()  # safe cut offsets into ``text`` from a parser, if known
+    locator: str = ""  # human locator of the span (chunk locator), e.g. "제16조제1항"
 
     @classmethod
     def from_candidate(cls, c: Candidate, score: float | None = None) -> "Evidence":
         ch = c.chunk
         return cls(ch.evidence_id, ch.document_id, ch.document_version, ch.text, ch.start_char, ch.end_char,
-                   float(c.score if score is None else score), ch.uri, ch.title, ch.page)
+                   float(c.score if score is None else score), ch.uri, ch.title, ch.page, locator=ch.locator)
 
 
 # --------------------------------------------------------------------------- budget
@@ -112,6 +114,7 @@ class ContextBlock:
     title: str = ""
     page: int | None = None
     neutralized: int = 0  # number of forged tags/markers defused in this block
+    locator: str = ""  # human locator (from the evidence), shown in the block's header line
 
 
 @dataclass(frozen=True)
@@ -282,7 +285,7 @@ class ContextBuilder:
             ordered = _order(chosen, pol.ordering)
             blocks = tuple(
                 ContextBlock(f"S{i + 1}", e.evidence_id, e.document_id, e.document_version, body, start, end, trunc,
-                             tokens, e.score, rank_of[e.evidence_id], e.uri, e.title, e.page, n)
+                             tokens, e.score, rank_of[e.evidence_id], e.uri, e.title, e.page, n, e.locator)
                 for i, (e, body, start, end, trunc, tokens, n) in enumerate(ordered)
             )
             rendered = render_blocks(blocks)
