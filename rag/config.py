@@ -156,6 +156,9 @@ class ContextConfig(_Section):
     tokenizer: str = "auto"  # auto | cl100k_base | o200k_base | whitespace | hf:/local/path
     context_limit: int = Field(8192, gt=0)
     output_reserve: int = Field(800, ge=0)  # must equal generation.max_tokens
+    # Room kept for the retry feedback (the previous attempt's violations); the feedback message is
+    # cut to fit it, so a retry never overflows the window.
+    feedback_reserve: int = Field(256, ge=0)
     safety_margin: int = Field(64, ge=0)
     message_overhead: int = Field(4, ge=0)
     history_budget: int = Field(1024, ge=0)

@@ -10,11 +10,12 @@ from typing import Iterable, Sequence
 
 from rag.answer.contract import Generator
 from rag.answer.generators import make_generator
-from rag.answer.loop import AnswerOutcome, agenerate_answer, generate_answer
+from rag.answer.loop import AnswerOutcome, agenerate_answer, format_overhead, generate_answer
 from rag.answer.validation import CitationValidator
 from rag.config import RagConfig, load_config
 from rag.context.builder import Evidence
 from rag.context.prompt import Guideline, GuidelineSelector, Prompt, PromptBuilder
+from rag.context.sanitize import QuarantinedEvidence, quarantine
 from rag.errors import IndexMismatchError
 from rag.index.chunking import Chunker
 from rag.index.embedders import CachedEmbedder, Embedder, EmbeddingCache, make_embedder
@@ -26,7 +27,9 @@ from rag.rerank.cross_encoder import CrossEncoderReranker, CrossEncoderScorer, R
 from rag.rerank.gate import Gate, GateDecision
 from rag.result import AnswerResult, AnswerTrace, CandidateTrace
 from rag.retrieval.hybrid import HybridRetriever, check_query
+from rag.retrieval.versions import SupersededVersion, VersionInfo, allowed_versions, effective_date, filter_versions
 from rag.text.analyzers import make_analyzer
+from rag.text.lang import detect_language
 from rag.text.tokens import make_counter
 from rag.types import Candidate, Document, SearchResult, Turn
 
@@ -51,6 +54,8 @@ class Pipeline:
         self._reranker: CrossEncoderReranker | None = None
         self._generator: Generator | None = None
         self._validator: CitationValidator | None = None
+        self._allowed: tuple[int, dict[str, str | None] | None] | None = None  # (id of index.documents, policy)
+        self._doc_texts: tuple[int, dict[tuple[str, str], tuple[str, ...]]] | None = None  # (id of index.chunks, ...)
 
     @classmethod
     def from_config(cls, path: str | Path | None = None, **kwargs) -> "Pipeline":
@@ -159,12 +164,43 @@ class Pipeline:
         return Gate(self.config.gate)
 
     def retrieve(self, question: str, *, search: SearchResult | None = None) -> "Retrieved":
-        """Search, rerank (if enabled) and decide with the gate whether to answer."""
-        result = search if search is not None else self.search(question)
+        """Search; set aside other versions than the policy allows (``retrieval.versions``) and
+        evidence that carried an injection attempt (``security.quarantine``); rerank (if enabled)
+        and decide with the gate whether to answer."""
+        result, superseded, quarantined = self._eligible(search if search is not None else self.search(question))
         reranker = self.reranker
         rr = reranker.rerank(question, result.candidates) if reranker is not None else None
         candidates = reranked_candidates(rr) if rr is not None and rr.applied else result.candidates
-        return Retrieved(result, rr, candidates, self.gate.decide(result.candidates, rr))
+        return Retrieved(result, rr, candidates, self.gate.decide(result.candidates, rr), superseded, quarantined)
+
+    def _eligible(self, result: SearchResult) -> tuple[SearchResult, tuple[SupersededVersion, ...],
+                                                        tuple[QuarantinedEvidence, ...]]:
+        eligible, superseded = filter_versions(result.candidates, self._allowed_versions())
+        eligible, quarantined = quarantine(eligible, self.config.security.quarantine, self._document_texts)
+        if superseded or quarantined:
+            logger.info("set aside: %d superseded version(s), %d quarantined candidate(s)", len(superseded),
+                        len(quarantined))
+            result = SearchResult(result.query, eligible, result.timings_ms)
+        return result, superseded, quarantined
+
+    def _allowed_versions(self) -> dict[str, str | None] | None:
+        """The version policy over the index's documents, recomputed only when the index changed."""
+        docs = self.index.documents
+        if self._allowed is None or self._allowed[0] != id(docs):
+            infos = [VersionInfo(rec.id, rec.version, effective_date(rec.version, _metadata(rec.metadata)))
+                     for rec in docs.values()]
+            self._allowed = (id(docs), allowed_versions(infos, self.config.retrieval))
+        return self._allowed[1]
+
+    def _document_texts(self, doc_id: str, version: str) -> tuple[str, ...]:
+        """Every chunk text of one document version (for ``quarantine: drop_document``)."""
+        chunks = self.index.chunks
+        if self._doc_texts is None or self._doc_texts[0] != id(chunks):
+            by_doc: dict[tuple[str, str], list[str]] = {}
+            for c in chunks:
+                by_doc.setdefault((c.document_id, c.document_version), []).append(c.text)
+            self._doc_texts = (id(chunks), {k: tuple(v) for k, v in by_doc.items()})
+        return self._doc_texts[1].get((doc_id, version), ())
 
     # -- context -----------------------------------------------------------------
     def guidelines(self) -> list[Guideline]:
@@ -188,12 +224,15 @@ class Pipeline:
         selector = None
         if guides:
             selector = GuidelineSelector(guides, c, self.embedder if c.guideline_match != "keyword" else None)
-        return PromptBuilder(make_counter(c.tokenizer, self.config.tokenizer_model), c, selector)
+        counter = make_counter(c.tokenizer, self.config.tokenizer_model)
+        return PromptBuilder(counter, c, selector,
+                             schema_overhead=format_overhead(counter, c.max_blocks, c.message_overhead))
 
     def build_prompt(self, question: str, history: Sequence[Turn] = (), *,
                      search: SearchResult | None = None) -> tuple[SearchResult, Prompt]:
-        """Retrieve (unless ``search`` is given) and build the budgeted prompt (fused order, no rerank)."""
-        result = search if search is not None else self.search(question)
+        """Retrieve (unless ``search`` is given), apply the version policy and the quarantine, and build
+        the budgeted prompt (fused order, no rerank)."""
+        result, _, _ = self._eligible(search if search is not None else self.search(question))
         evidence = [Evidence.from_candidate(c) for c in result.candidates]
         return result, self.prompt_builder.build(question, evidence, history)
 
@@ -272,20 +311,35 @@ class Pipeline:
                             cands, tuple((e.evidence_id, e.reason) for e in (rr.excluded if rr else ())),
                             prompt.manifest if prompt is not None else None, attempts, usage_p, usage_c,
                             self.config.hash, model_ids,
-                            outcome.report.citations if outcome is not None and outcome.report is not None else ())
+                            outcome.report.citations if outcome is not None and outcome.report is not None else (),
+                            got.quarantined)
+        abstain = self.config.generation.abstention_message(detect_language(q))
         if outcome is None:
-            return AnswerResult(q, "insufficient_evidence", "", (), got.decision.reason, trace)
-        return AnswerResult(q, outcome.status, outcome.answer, outcome.citations, outcome.reason, trace)
+            return AnswerResult(q, "insufficient_evidence", abstain, (), got.decision.reason, trace, got.superseded)
+        answer = outcome.answer if outcome.status == "answered" else abstain
+        return AnswerResult(q, outcome.status, answer, outcome.citations, outcome.reason, trace, got.superseded)
+
+
+def _metadata(text: str) -> dict:
+    import json
+
+    try:
+        meta = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return meta if isinstance(meta, dict) else {}
 
 
 @dataclass(frozen=True)
 class Retrieved:
     """What :meth:`Pipeline.retrieve` found: the search, the rerank, the final order and the gate decision."""
 
-    search: SearchResult
+    search: SearchResult  # candidates after the version policy and the quarantine
     rerank: RerankResult | None
     candidates: tuple[Candidate, ...]
     decision: GateDecision
+    superseded: tuple[SupersededVersion, ...] = ()
+    quarantined: tuple[QuarantinedEvidence, ...] = ()
 
     def evidence(self) -> list[Evidence]:
         """Candidates for the context builder, scored by their final (reranked) order."""

@@ -37,6 +37,7 @@ class AnswerTrace:
     config_hash: str
     model_ids: Mapping[str, str]
     checks: tuple = ()  # tuple[rag.answer.validation.CitationCheck, ...]: per-citation support of the last attempt
+    quarantined: tuple = ()  # tuple[rag.context.sanitize.QuarantinedEvidence, ...]: withheld as suspected_injection
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "timings_ms", MappingProxyType(dict(self.timings_ms)))
@@ -61,6 +62,7 @@ class AnswerTrace:
             "model_ids": dict(self.model_ids),
             "citation_checks": [{"source_id": c.source_id, "known": c.known, "quote_found": c.quote_found,
                                  "support": round(c.support, 4), "supported": c.supported} for c in self.checks],
+            "quarantined": [q.to_json() for q in self.quarantined],
         }
 
 
@@ -75,8 +77,10 @@ def _attempt_json(a) -> dict:
 @dataclass(frozen=True)
 class AnswerResult:
     """``answered`` carries validated citations resolved from the source map; ``insufficient_evidence``
-    carries none and a ``reason`` (gate reasons, ``no_context``, ``model_abstained``,
-    ``validation_failed``)."""
+    carries none, a ``reason`` (gate reasons, ``no_context``, ``model_abstained``,
+    ``validation_failed``) and, as ``answer``, the configured abstention message in the question's
+    language (``generation.abstention_messages``). ``superseded`` lists retrieved versions that the
+    version policy set aside (the rule changed since), answered or not."""
 
     question: str
     status: Status
@@ -84,6 +88,7 @@ class AnswerResult:
     citations: tuple = ()  # tuple[rag.answer.validation.ResolvedCitation, ...]
     reason: str = ""
     trace: AnswerTrace | None = field(default=None, compare=False)
+    superseded: tuple = ()  # tuple[rag.retrieval.versions.SupersededVersion, ...]
 
     def to_json(self) -> dict:
         return {
@@ -92,6 +97,7 @@ class AnswerResult:
             "answer": self.answer,
             "citations": [c.__dict__ for c in self.citations],
             "reason": self.reason,
+            "superseded": [v.to_json() for v in self.superseded],
             "trace": self.trace.to_json() if self.trace is not None else None,
         }
 

@@ -13,7 +13,6 @@ from rag.answer.contract import AnswerPayload, CitationItem, GenerationOutput, G
 from rag.context.builder import ContextBundle
 from rag.config import GenerationConfig
 from rag.errors import GenerationError
-from rag.text.lang import has_hangul
 from rag.text.sentences import split_sentences
 from rag.text.support import content_terms, find_urls
 
@@ -22,8 +21,6 @@ logger = logging.getLogger(__name__)
 SentenceScorer = Callable[[str, Sequence[str]], Sequence[float]]
 """(question, sentences) -> one score per sentence, higher is better, comparable to the floor."""
 
-_NO_ANSWER_KO = "제공된 자료에서 질문에 대한 답을 찾을 수 없습니다."
-_NO_ANSWER_EN = "The provided sources do not contain the answer to this question."
 _HOSTILE_ARTIFACTS = ("[source tag removed]", "(ref S")
 
 
@@ -117,8 +114,7 @@ class ExtractiveGenerator:
             best = ranked[0].score if ranked else 0.0
             logger.info("extractive: best sentence score %.3f < floor %.3f: insufficient evidence", best,
                         self.min_score)
-            return AnswerPayload(status="insufficient_evidence",
-                                 answer=_NO_ANSWER_KO if has_hangul(question) else _NO_ANSWER_EN, citations=())
+            return AnswerPayload(status="insufficient_evidence", answer="", citations=())
         chosen.sort(key=lambda c: (c.block_pos, c.sent_pos))
         parts, cites = [], []
         for c in chosen:

@@ -10,6 +10,7 @@ failures, and retrying them is the generator's job.
 """
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Sequence
@@ -29,6 +30,7 @@ from rag.answer.contract import (
 )
 from rag.context.prompt import Message, Prompt
 from rag.answer.validation import CitationValidator, ResolvedCitation, ValidationReport
+from rag.text.tokens import TokenCounter
 
 
 logger = logging.getLogger(__name__)
@@ -80,28 +82,60 @@ def question_of(prompt: Prompt) -> str:
     return head[len("QUESTION\n"):]
 
 
-def feedback_message(violations: Sequence[Violation], source_ids: Sequence[str]) -> Message:
-    shown = list(violations[:MAX_LISTED_VIOLATIONS])
-    lines = [f"- {v.describe()}" for v in shown]
-    if len(violations) > len(shown):
-        lines.append(f"- … and {len(violations) - len(shown)} more")
+def format_overhead(counter: TokenCounter, max_blocks: int, message_overhead: int = 0) -> int:
+    """Tokens every request adds to the prompt for the answer format: the format instruction
+    message and the JSON schema (with the largest source-id enum a prompt of ``max_blocks`` blocks
+    can have), counted with the real tokenizer. The prompt builder subtracts it from the budget."""
+    ids = [f"S{i}" for i in range(1, max_blocks + 1)]
+    schema = json.dumps(answer_json_schema(ids), ensure_ascii=False, separators=(",", ":"))
+    return counter.count(FORMAT_INSTRUCTION) + message_overhead + counter.count(schema) + message_overhead
+
+
+_FEEDBACK_HEAD = "Your previous reply was rejected by the server for these reasons:\n"
+
+
+def _feedback_tail(source_ids: Sequence[str]) -> str:
     ids = ", ".join(source_ids) if source_ids else "(none)"
-    return Message("user", "Your previous reply was rejected by the server for these reasons:\n" + "\n".join(lines)
-                   + f"\nReply again with a corrected JSON object. Valid source ids: {ids}. Every sentence needs a "
-                   "[S#] marker, every quote must be copied exactly from its source, and if the sources do not "
-                   "answer the question use status insufficient_evidence with no citations.")
+    return (f"\nReply again with a corrected JSON object. Valid source ids: {ids}. Every sentence needs a "
+            "[S#] marker, every quote must be copied exactly from its source, and if the sources do not "
+            "answer the question use status insufficient_evidence with no citations.")
+
+
+def feedback_message(violations: Sequence[Violation], source_ids: Sequence[str], *,
+                     counter: TokenCounter | None = None, max_tokens: int | None = None) -> Message:
+    """The retry message listing the previous attempt's violations. With ``counter`` and
+    ``max_tokens`` the listing is cut (whole lines, then "… and N more") so the message fits
+    the prompt's ``feedback_reserve``."""
+    shown = list(violations[:MAX_LISTED_VIOLATIONS])
+    tail = _feedback_tail(source_ids)
+
+    def text(k: int) -> str:
+        lines = [f"- {v.describe()}" for v in shown[:k]]
+        if len(violations) > k:
+            lines.append(f"- … and {len(violations) - k} more")
+        return _FEEDBACK_HEAD + "\n".join(lines) + tail
+
+    k = len(shown)
+    if counter is not None and max_tokens is not None:
+        while k > 0 and counter.count(text(k)) > max_tokens:
+            k -= 1
+    return Message("user", text(k))
 
 
 def build_request(prompt: Prompt, attempt: int, violations: Sequence[Violation], question: str, *,
                   format_instruction: bool = True) -> GenerationRequest:
     """The messages of one attempt: the prompt, the JSON format instruction (unless the caller's
-    generator is told the format some other way) and the previous attempt's violations."""
+    generator is told the format some other way) and the previous attempt's violations, cut to the
+    prompt's ``feedback_reserve``."""
     ids = tuple(prompt.source_map)
     messages = list(prompt.messages)
     if format_instruction:
         messages.append(Message("user", FORMAT_INSTRUCTION))
     if violations:
-        messages.append(feedback_message(violations, ids))
+        budget = prompt.manifest.budget
+        room = max(0, budget.feedback_reserve - prompt.per_message_tokens)
+        messages.append(feedback_message(violations, ids, counter=prompt.counter,
+                                         max_tokens=room if prompt.counter is not None else None))
     return GenerationRequest(tuple(messages), answer_json_schema(ids), attempt, tuple(violations), question,
                              prompt.bundle)
 

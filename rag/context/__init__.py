@@ -1,6 +1,10 @@
 """Context: sanitizing retrieved text, the budgeted context builder, and the prompt messages."""
 from rag.context.sanitize import (
+    InjectionSignal,
+    QuarantinedEvidence,
+    injection_signals,
     neutralize,
+    quarantine,
 )
 from rag.context.builder import (
     SEPARATOR,
@@ -47,17 +51,21 @@ __all__ = [
     "Guideline",
     "GuidelineSelector",
     "HistoryDecision",
+    "InjectionSignal",
     "Manifest",
     "Message",
     "Ordering",
     "Prompt",
     "PromptBuilder",
+    "QuarantinedEvidence",
     "SEPARATOR",
     "SOURCE_CLOSE",
     "SOURCE_OPEN",
     "ToolCall",
+    "injection_signals",
     "jaccard",
     "neutralize",
+    "quarantine",
     "render_block",
     "render_blocks",
     "shingles",

@@ -6,7 +6,7 @@
 Budget (tokens, counted with the real tokenizer)::
 
     evidence_budget = context_limit - system - guidelines - history - question
-                      - output_reserve - schema_overhead - wrapper_reserve - safety_margin
+                      - output_reserve - schema_overhead - feedback_reserve - wrapper_reserve - safety_margin
 
 ``wrapper_reserve`` is the worst case of the source tags and separators for
 ``max_blocks`` blocks. Invariants, for any input:
@@ -75,14 +75,16 @@ class BudgetTerms:
     history: int
     question: int
     output_reserve: int
-    schema_overhead: int
+    schema_overhead: int  # the format instruction message and the JSON schema, counted from the real ones
+    feedback_reserve: int  # room for the violation feedback message added on a retry
     wrapper_reserve: int
     safety_margin: int
 
     @property
     def evidence_budget(self) -> int:
         return (self.context_limit - self.system - self.guidelines - self.history - self.question
-                - self.output_reserve - self.schema_overhead - self.wrapper_reserve - self.safety_margin)
+                - self.output_reserve - self.schema_overhead - self.feedback_reserve - self.wrapper_reserve
+                - self.safety_margin)
 
     def check(self) -> int:
         b = self.evidence_budget
@@ -230,17 +232,17 @@ class ContextBuilder:
 
         chosen: list[tuple[Evidence, str, int, int, bool, int, int]] = []  # e, body, start, end, trunc, tokens, n
         signatures: list[tuple[str, str, frozenset[str]]] = []  # (evidence_id, document_id, shingles) of chosen
-        per_doc: dict[tuple[str, str], int] = {}
+        per_doc: dict[str, int] = {}
         used = 0
         for pos, e in enumerate(items):
             if len(chosen) >= pol.max_blocks:
                 dropped.extend(DroppedEvidence(x.evidence_id, "max_blocks", f"max_blocks={pol.max_blocks}")
                                for x in items[pos:])
                 break
-            doc_key = (e.document_id, e.document_version)
+            doc_key = e.document_id  # keyed by document id: two versions of one document share the cap
             if per_doc.get(doc_key, 0) >= pol.max_blocks_per_document:
                 dropped.append(DroppedEvidence(e.evidence_id, "per_document_cap",
-                                               f"{e.document_id}:{e.document_version} already has "
+                                               f"{e.document_id} already has "
                                                f"{pol.max_blocks_per_document} blocks"))
                 continue
             remaining = evidence_budget - used

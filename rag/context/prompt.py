@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import unicodedata
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Literal, Sequence
 
 from rag.config import ContextConfig
@@ -155,6 +155,8 @@ class Prompt:
     messages: tuple[Message, ...]
     bundle: ContextBundle
     manifest: Manifest
+    counter: TokenCounter | None = field(default=None, compare=False, repr=False)  # what counted the budget
+    per_message_tokens: int = 0  # chat framing tokens counted per message (context.message_overhead)
 
     @property
     def source_map(self):
@@ -172,13 +174,20 @@ class PromptBuilder:
     """Computes the budget, packs the context and assembles the messages."""
 
     def __init__(self, counter: TokenCounter, config: ContextConfig | None = None,
-                 selector: GuidelineSelector | None = None, *, allow_word_truncation: bool = True) -> None:
+                 selector: GuidelineSelector | None = None, *, allow_word_truncation: bool = True,
+                 schema_overhead: int = 0) -> None:
         """``config``: the ``context`` section (budget terms, history budget, system prompt and the
-        builder's policy). Guidelines come through ``selector``, already built from the config."""
+        builder's policy). Guidelines come through ``selector``, already built from the config.
+        ``schema_overhead``: tokens of what the answer step adds to every request (the format
+        instruction message and the JSON schema), measured with this counter by
+        :func:`rag.answer.loop.format_overhead`."""
+        if schema_overhead < 0:
+            raise InputError(f"schema_overhead must be >= 0, got {schema_overhead}")
         self.counter = counter
         self.config = config or ContextConfig()
         self.selector = selector
         self.allow_word_truncation = allow_word_truncation
+        self.schema_overhead = schema_overhead
 
     def _msg_tokens(self, m: Message) -> int:
         n = self.counter.count(m.content) + self.config.message_overhead
@@ -226,7 +235,8 @@ class PromptBuilder:
             history=hist.tokens,
             question=q_tokens,
             output_reserve=s.output_reserve,
-            schema_overhead=s.schema_overhead,
+            schema_overhead=self.schema_overhead,
+            feedback_reserve=s.feedback_reserve,
             wrapper_reserve=builder.wrapper_reserve(),
             safety_margin=s.safety_margin,
         )
@@ -259,4 +269,4 @@ class PromptBuilder:
             guidelines=tuple(g.id for g in selected),
             version_conflicts=bundle.version_conflicts,
         )
-        return Prompt(messages, bundle, manifest)
+        return Prompt(messages, bundle, manifest, self.counter, s.message_overhead)

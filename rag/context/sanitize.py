@@ -1,12 +1,24 @@
 """Retrieved text is data: defuse anything in it that could open or close a source block or
-forge a citation marker, seeing through case, full-width, look-alike and zero-width characters."""
+forge a citation marker, seeing through case, full-width, look-alike and zero-width characters;
+and recognise text that tries to instruct the assistant, so it can be quarantined.
+
+:func:`injection_signals` reports what :func:`neutralize` would defuse (forged source tags and
+markers) plus instruction-like text aimed at the assistant: overriding its instructions,
+re-assigning its role, asking for its prompt or configuration, steering how it answers, or
+sending data somewhere. Ordinary imperatives aimed at readers ("submit the form", "제출해야
+한다") are not signals.
+"""
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
 
 from rag.text.lang import ZERO_WIDTH
 from rag.text.sentences import MARKER_PATTERN
+from rag.types import Candidate
 
 # Characters that NFKC leaves alone but that read as brackets to a model.
 _LOOKALIKE_MAP = {
@@ -65,3 +77,102 @@ def neutralize(text: str) -> tuple[str, int]:
         n += 1
     out.append(text[pos:])
     return "".join(out), n
+
+
+@dataclass(frozen=True)
+class InjectionSignal:
+    kind: str  # forged_tag | forged_marker | override | role | prompt_leak | steering | exfiltration
+    excerpt: str  # the matched text (at most 80 characters)
+
+
+_SIGNALS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(p, re.IGNORECASE)) for k, p in (
+    ("override", r"\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?\b(?:previous|prior|above|earlier|"
+                 r"all|any|your|the system'?s?)\b[^.\n]{0,30}?\b(?:instructions?|prompts?|rules|guidelines|directions)"),
+    ("override", r"(?:이전|앞의|위의|기존|모든)\s*(?:지시|지침|명령|프롬프트)[^.\n]{0,20}?(?:무시|잊)"),
+    ("override", r"(?:지시|지침|명령|프롬프트)(?:사항)?(?:을|를|은|는)?\s*(?:모두\s*)?무시"),
+    ("role", r"\byou are now\b|\bfrom now on,? you\b|\bact as (?:an?|the) (?:ai|assistant|model|chatbot)\b|"
+             r"\b(?:maintenance|developer|debug|god|jailbreak) mode\b"),
+    ("role", r"(?:너는|당신은|넌)\s*이제|지금부터\s*(?:너는|당신은)|(?:개발자|관리자|디버그|유지보수)\s*모드"),
+    ("prompt_leak", r"\b(?:reveal|print|show|output|repeat|leak)\b[^.\n]{0,40}?\b(?:system prompt|hidden "
+                    r"(?:configuration|instructions|prompt)|your (?:instructions|prompt|configuration))"),
+    ("prompt_leak", r"시스템\s*프롬프트|숨겨진\s*(?:설정|지시)"),
+    ("steering", r"\b(?:ai|assistant|chatbot|language model|llm)s?\b[^.\n]{0,40}?\b(?:must|should|shall|will)\b"
+                 r"[^.\n]{0,20}?\b(?:answer|respond|reply|say|tell|state|cite)"),
+    ("steering", r"\b(?:when|before) (?:answering|responding|you answer|you respond)\b|\btell (?:the )?users? that\b"),
+    ("steering", r"(?:AI|인공지능|챗봇|어시스턴트|언어\s*모델)(?:은|는|이|가)?[^.\n]{0,30}?(?:답변|대답|응답)(?:해야|하라|하세요|할 것)"),
+    ("steering", r"답변(?:하기)?\s*전에|답변할\s*때(?:는)?\s*반드시|사용자에게[^.\n]{0,40}?(?:라고|고)\s*(?:말|답|안내)(?:하|해)"),
+    ("exfiltration", r"\bsend\b[^.\n]{0,60}?\b(?:conversation|chat history|employee data|personal data|"
+                     r"credentials|passwords?)\b[^.\n]{0,40}?\bto\b"),
+    ("exfiltration", r"(?:대화\s*내용|대화\s*기록|개인\s*정보|직원\s*정보|비밀번호)[^.\n]{0,40}?(?:보내|전송)"),
+))
+
+
+@lru_cache(maxsize=20_000)
+def injection_signals(text: str) -> tuple[InjectionSignal, ...]:
+    """What in ``text`` tries to steer the assistant (empty for ordinary text), in text order."""
+    found: list[tuple[int, InjectionSignal]] = []
+    if _MAYBE_HOSTILE.search(text):
+        folded, idx = _fold(text)
+        for m in _TAG.finditer(folded):
+            found.append((idx[m.start()], InjectionSignal("forged_tag", text[idx[m.start()]:idx[m.end() - 1] + 1][:80])))
+        for m in _MARKER.finditer(folded):
+            found.append((idx[m.start()], InjectionSignal("forged_marker", text[idx[m.start()]:idx[m.end() - 1] + 1][:80])))
+    plain = unicodedata.normalize("NFKC", text).translate(ZERO_WIDTH)
+    for kind, pat in _SIGNALS:
+        for m in pat.finditer(plain):
+            found.append((m.start(), InjectionSignal(kind, m.group(0)[:80])))
+    found.sort(key=lambda x: (x[0], x[1].kind))
+    return tuple(sig for _, sig in found)
+
+
+@dataclass(frozen=True)
+class QuarantinedEvidence:
+    """A candidate withheld from the prompt because it, or its document, carried an injection attempt."""
+
+    evidence_id: str
+    document_id: str
+    document_version: str
+    scope: str  # "block": this text carried it; "document": another part of the same document did
+    signals: tuple[str, ...]  # signal kinds, sorted
+
+    def to_json(self) -> dict:
+        return {"evidence_id": self.evidence_id, "document_id": self.document_id,
+                "document_version": self.document_version, "reason": "suspected_injection", "scope": self.scope,
+                "signals": list(self.signals)}
+
+
+def quarantine(candidates: Sequence[Candidate], mode: str,
+               document_texts: Callable[[str, str], Sequence[str]] | None = None
+               ) -> tuple[tuple[Candidate, ...], tuple[QuarantinedEvidence, ...]]:
+    """Withhold suspect evidence (``security.quarantine``): ``off`` keeps everything (tags and
+    markers are still defused when the context is built); ``drop_block`` drops candidates whose own
+    text carries a signal; ``drop_document`` also drops every candidate of a document any part of
+    which (``document_texts(id, version)``, e.g. all its chunks) carries one."""
+    if mode == "off":
+        return tuple(candidates), ()
+    if mode not in ("drop_block", "drop_document"):
+        raise ValueError(f"security.quarantine must be off, drop_block or drop_document, got {mode!r}")
+    doc_kinds: dict[tuple[str, str], tuple[str, ...]] = {}
+
+    def document_signals(doc: str, version: str) -> tuple[str, ...]:
+        key = (doc, version)
+        if key not in doc_kinds:
+            texts = document_texts(doc, version) if document_texts is not None else ()
+            doc_kinds[key] = tuple(sorted({s.kind for t in texts for s in injection_signals(t)}))
+        return doc_kinds[key]
+
+    kept: list[Candidate] = []
+    out: list[QuarantinedEvidence] = []
+    for c in candidates:
+        ch = c.chunk
+        own = tuple(sorted({s.kind for s in injection_signals(ch.text)}))
+        if own:
+            out.append(QuarantinedEvidence(ch.evidence_id, ch.document_id, ch.document_version, "block", own))
+            continue
+        if mode == "drop_document":
+            kinds = document_signals(ch.document_id, ch.document_version)
+            if kinds:
+                out.append(QuarantinedEvidence(ch.evidence_id, ch.document_id, ch.document_version, "document", kinds))
+                continue
+        kept.append(c)
+    return tuple(kept), tuple(out)

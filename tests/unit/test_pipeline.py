@@ -34,7 +34,8 @@ def test_gate_abstention_never_calls_the_generator(built):
     q._generator = rec
     res = q.answer("연차 휴가는 며칠인가요?")
     assert res.status == "insufficient_evidence" and res.reason == "below_threshold"
-    assert res.citations == () and res.answer == "" and rec.requests == []
+    assert res.citations == () and rec.requests == []
+    assert res.answer == p.config.generation.abstention_messages["ko"]  # the user reads the configured message
     g = res.trace.gate
     assert not g.answer and g.signal == "dense" and g.top_score < 1.5 and g.scores
     assert res.trace.manifest is None and res.trace.attempts == ()
@@ -77,7 +78,7 @@ def test_hostile_corpus_through_the_whole_pipeline(built, fake_llm):
     _, p = built
     q = derived(p, **{"generation.backend": "openai", "generation.base_url": fake_llm.base_url,
                       "generation.model": "fake", "generation.max_attempts": 2, "generation.max_retries": 0,
-                      "retrieval.candidates": 30})
+                      "retrieval.candidates": 30, "security.quarantine": "off"})
     question = "When will suppliers be paid and where do invoices go?"
     got = q.retrieve(question)
     prompt = q.prompt_builder.build(question, got.evidence())

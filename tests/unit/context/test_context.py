@@ -472,10 +472,19 @@ def test_different_text_is_not_a_near_duplicate():
 def test_two_versions_with_same_text_are_not_merged():
     v1 = Evidence("d:v1:0", "d", "v1", LONG_KO, 0, len(LONG_KO), 2.0)
     v2 = Evidence("d:v2:0", "d", "v2", LONG_KO, 0, len(LONG_KO), 1.0)
-    bundle = ContextBuilder(WS, ContextConfig(min_block_tokens=1, max_blocks_per_document=1)).build([v1, v2], 1000)
+    bundle = ContextBuilder(WS, ContextConfig(min_block_tokens=1, max_blocks_per_document=2)).build([v1, v2], 1000)
     assert [(b.evidence_id, b.document_version) for b in bundle.blocks] == [("d:v1:0", "v1"), ("d:v2:0", "v2")]
     assert bundle.version_conflicts == ("d",)
     assert bundle.dropped == ()
+
+
+def test_per_document_cap_is_keyed_by_document_id_not_version():
+    """Two versions of one document share the cap, so old versions cannot crowd the context."""
+    v1 = Evidence("d:v1:0", "d", "v1", LONG_KO, 0, len(LONG_KO), 2.0)
+    v2 = Evidence("d:v2:0", "d", "v2", LONG_KO, 0, len(LONG_KO), 1.0)
+    bundle = ContextBuilder(WS, ContextConfig(min_block_tokens=1, max_blocks_per_document=1)).build([v1, v2], 1000)
+    assert [b.evidence_id for b in bundle.blocks] == ["d:v1:0"]
+    assert [(d.evidence_id, d.reason) for d in bundle.dropped] == [("d:v2:0", "per_document_cap")]
 
 
 DOC = _words("t", 60)
@@ -677,17 +686,17 @@ def test_non_positive_budget_raises_budget_error(budget):
 
 def test_budget_terms_check():
     terms = BudgetTerms(context_limit=1000, system=100, guidelines=50, history=200, question=30, output_reserve=300,
-                        schema_overhead=150, wrapper_reserve=40, safety_margin=64)
-    assert terms.evidence_budget == 1000 - 100 - 50 - 200 - 30 - 300 - 150 - 40 - 64 == 66
-    assert terms.check() == 66
-    tight = replace(terms, context_limit=934)
+                        schema_overhead=150, feedback_reserve=20, wrapper_reserve=40, safety_margin=64)
+    assert terms.evidence_budget == 1000 - 100 - 50 - 200 - 30 - 300 - 150 - 20 - 40 - 64 == 46
+    assert terms.check() == 46
+    tight = replace(terms, context_limit=954)
     assert tight.evidence_budget == 0
     with pytest.raises(BudgetError) as exc:
         tight.check()
     msg = str(exc.value)
-    for name, value in (("context_limit", 934), ("system", 100), ("guidelines", 50), ("history", 200),
+    for name, value in (("context_limit", 954), ("system", 100), ("guidelines", 50), ("history", 200),
                         ("question", 30), ("output_reserve", 300), ("schema_overhead", 150),
-                        ("wrapper_reserve", 40), ("safety_margin", 64)):
+                        ("feedback_reserve", 20), ("wrapper_reserve", 40), ("safety_margin", 64)):
         assert f"{name}={value}" in msg
     assert "evidence_budget = 0" in msg
     assert exc.value.terms is tight

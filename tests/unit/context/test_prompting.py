@@ -36,6 +36,7 @@ WS = WhitespaceCounter()
 TK = TiktokenCounter("cl100k_base")
 COUNTERS = {"whitespace": WS, "tiktoken": TK}
 TERM_NAMES = ("context_limit", "system", "guidelines", "history", "question", "output_reserve", "schema_overhead",
+              "feedback_reserve",
               "wrapper_reserve", "safety_margin")
 
 PROPS = settings(max_examples=int(os.environ.get("RAG_PROPS_EXAMPLES", "200")), deadline=None,
@@ -274,7 +275,7 @@ def test_bad_history_turn_is_an_input_error():
 
 
 # --------------------------------------------------------------------------- budget
-def check_prompt(counter, s: ContextConfig, policy: ContextConfig, question, p):
+def check_prompt(counter, s: ContextConfig, policy: ContextConfig, question, p, overhead: int = 0):
     terms = p.manifest.budget
     ov = s.message_overhead
     assert terms.context_limit == s.context_limit
@@ -285,8 +286,8 @@ def check_prompt(counter, s: ContextConfig, policy: ContextConfig, question, p):
     hist = p.messages[1 + len(guide):-1]
     assert terms.history == sum(msg_tokens(counter, ov, m) for m in hist) == p.manifest.history.tokens
     assert p.manifest.history.tokens <= s.history_budget
-    assert (terms.output_reserve, terms.schema_overhead, terms.safety_margin) == (
-        s.output_reserve, s.schema_overhead, s.safety_margin)
+    assert (terms.output_reserve, terms.schema_overhead, terms.feedback_reserve, terms.safety_margin) == (
+        s.output_reserve, overhead, s.feedback_reserve, s.safety_margin)
     assert terms.wrapper_reserve == ContextBuilder(counter, policy).wrapper_reserve() == p.bundle.wrapper_reserve
     assert p.manifest.evidence_budget == terms.evidence_budget == p.bundle.evidence_budget > 0
     assert p.manifest.evidence_tokens == p.bundle.evidence_tokens <= p.manifest.evidence_budget
@@ -301,13 +302,13 @@ def check_prompt(counter, s: ContextConfig, policy: ContextConfig, question, p):
 @pytest.mark.parametrize("counter_name", sorted(COUNTERS))
 def test_budget_terms_are_the_counted_parts(counter_name):
     counter = COUNTERS[counter_name]
-    s = pol = ContextConfig(context_limit=1500, output_reserve=300, schema_overhead=100, safety_margin=32,
+    s = pol = ContextConfig(context_limit=1500, output_reserve=300, feedback_reserve=50, safety_margin=32,
                             history_budget=200, max_blocks=4, min_block_tokens=4)
     sel = GuidelineSelector(GUIDELINES)
     history = [Turn("user", "이전 질문 " * 30), Turn("assistant", "previous answer " * 30)] * 3
     q = "환불 규정과 GPU 메모리?"
-    p = PromptBuilder(counter, s, sel).build(q, corpus() * 1, history)
-    check_prompt(counter, s, pol, q, p)
+    p = PromptBuilder(counter, s, sel, schema_overhead=100).build(q, corpus() * 1, history)
+    check_prompt(counter, s, pol, q, p, overhead=100)
     assert p.manifest.guidelines == ("g-gpu", "g-refund")
     assert p.manifest.history.dropped_turns > 0 and p.manifest.history.kept_turns > 0
 
@@ -330,7 +331,7 @@ def prompt_inputs(draw):
     s = pol = ContextConfig(
         context_limit=draw(st.integers(200, 3000)),
         output_reserve=draw(st.integers(0, 400)),
-        schema_overhead=draw(st.integers(0, 150)),
+        feedback_reserve=draw(st.integers(0, 150)),
         safety_margin=draw(st.integers(0, 64)),
         message_overhead=draw(st.integers(0, 6)),
         history_budget=draw(st.integers(0, 400)),
@@ -348,14 +349,15 @@ def test_prompt_fits_the_window_for_random_inputs(inputs, counter_name, use_guid
     s, pol, question, evidence, history = inputs
     counter = COUNTERS[counter_name]
     sel = GuidelineSelector(GUIDELINES) if use_guidelines else None
+    overhead = len(question) % 151  # any measured overhead
     try:
-        p = PromptBuilder(counter, s, sel).build(question, evidence, history)
+        p = PromptBuilder(counter, s, sel, schema_overhead=overhead).build(question, evidence, history)
     except BudgetError as exc:
         msg = str(exc)
         assert "question" in msg or all(f"{name}=" in msg for name in TERM_NAMES)
         assert exc.terms is not None
         return
-    check_prompt(counter, s, pol, question, p)
+    check_prompt(counter, s, pol, question, p, overhead)
     dropped = {d["evidence_id"] for d in p.manifest.to_json()["dropped"]}
     assert {e.evidence_id for e in evidence} == dropped | {b["evidence_id"] for b in p.manifest.blocks}
 
