@@ -240,14 +240,18 @@ class Pipeline:
     @property
     def generator(self) -> Generator:
         if self._generator is None:
-            self._generator = make_generator(self.config.generation)
+            g = self.config.generation
+            scorer = embedding_scorer(self.embedder) if g.backend == "extractive" and \
+                g.extractive_scorer == "embedding" else None
+            self._generator = make_generator(g, scorer=scorer, validation=self.config.validation)
         return self._generator
 
     @property
     def validator(self) -> CitationValidator:
         if self._validator is None:
             v = self.config.validation
-            self._validator = CitationValidator(v, self.embedder if v.support_method != "lexical" else None)
+            self._validator = CitationValidator(v, self.embedder if v.support_method != "lexical" else None,
+                                                abstention_texts=self.config.generation.abstention_messages.values())
         return self._validator
 
     def answer(self, question: str, history: Sequence[Turn] = ()) -> AnswerResult:
@@ -318,6 +322,23 @@ class Pipeline:
             return AnswerResult(q, "insufficient_evidence", abstain, (), got.decision.reason, trace, got.superseded)
         answer = outcome.answer if outcome.status == "answered" else abstain
         return AnswerResult(q, outcome.status, answer, outcome.citations, outcome.reason, trace, got.superseded)
+
+
+def embedding_scorer(embedder: Embedder):
+    """(question, sentences) -> cosine of the question's query embedding and each sentence's passage
+    embedding: the model score of the extractive generator."""
+    import numpy as np
+
+    def score(question: str, sentences: Sequence[str]) -> list[float]:
+        if not sentences:
+            return []
+        q = np.asarray(embedder.embed_queries([question]), dtype=np.float32).reshape(1, -1)
+        p = np.asarray(embedder.embed_passages(list(sentences)), dtype=np.float32).reshape(len(sentences), -1)
+        q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
+        p /= np.maximum(np.linalg.norm(p, axis=1, keepdims=True), 1e-12)
+        return [float(x) for x in p @ q[0]]
+
+    return score
 
 
 def _metadata(text: str) -> dict:

@@ -1,36 +1,79 @@
-"""The embedded default generator: no model, the block sentences that best match the question,
-each cited with itself as the quote."""
+"""The embedded default generator: no LLM; it answers with the source sentences that answer the
+question, each cited with itself as the quote.
+
+1. **Units.** Every block is cut with the project's one segmenter (:func:`split_sentences`), so a
+   unit is exactly one sentence, paragraph item or clause to the validator too. Headings,
+   amendment notes, markup-only lines, URLs and defused injection artifacts are never units.
+2. **What is asked.** :func:`~rag.text.questions.wanted_fact` says which kind of fact the question
+   wants. For a numeric question (기한/기간, 금액, 비율, 횟수) a unit without any quantity cannot
+   be the answer; one with a quantity of the wanted kind gets a bonus.
+3. **Scores.** A lexical score (IDF-weighted share of the question's content terms in the unit,
+   and in its whole block, which carries the article heading) picks the
+   ``extractive_model_candidates`` best units; a model (``scorer``: the embedder's cosine between
+   question and unit) then scores those, and the final score mixes both
+   (``extractive_model_weight``).
+4. **Abstention.** Nothing reaches ``extractive_min_score``: ``insufficient_evidence`` with an
+   empty answer (the pipeline shows the configured abstention message).
+5. **The validator's own check.** Each chosen unit's answer text passes the same support check
+   (numbers, negation, lexical support) the validator runs, so the generator never proposes what
+   the validator would reject. The answer text is the unit without markup (``**``, escapes,
+   ``<개정 …>`` notes, heading prefixes, enumerators), whitespace collapsed; the quote is the
+   verbatim block text.
+"""
 from __future__ import annotations
 
 import json
 import logging
 import math
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rag.answer.contract import AnswerPayload, CitationItem, GenerationOutput, GenerationRequest, TokenUsage
+from rag.answer.support import check_support
+from rag.answer.validation import evidence_text
+from rag.config import GenerationConfig, ValidationConfig
 from rag.context.builder import ContextBundle
-from rag.config import GenerationConfig
 from rag.errors import GenerationError
-from rag.text.sentences import split_sentences
+from rag.text.facts import extract_quantities
+from rag.text.lang import detect_language
+from rag.text.questions import QUANTITY_KINDS, wanted_fact
+from rag.text.sentences import answer_sentences, split_sentences
 from rag.text.support import content_terms, find_urls
 
 logger = logging.getLogger(__name__)
 
 SentenceScorer = Callable[[str, Sequence[str]], Sequence[float]]
-"""(question, sentences) -> one score per sentence, higher is better, comparable to the floor."""
+"""(question, sentences) -> one score per sentence in [0, 1], higher is better (e.g. a cosine)."""
 
 _HOSTILE_ARTIFACTS = ("[source tag removed]", "(ref S")
+_NOTE = re.compile(r"[<‹〈]\s*(?:개정|신설|전문개정|본조신설|타법개정|제목개정|삭제|종전)[^<>‹›〈〉]{0,300}[>›〉]|"
+                   r"\[\s*(?:본조신설|전문개정|제목개정|종전|시행일|본조삭제|유효기간)[^\[\]]{0,200}\]")
+_HEADING_PREFIX = re.compile(r"^\s*#{1,6}\s*|^\s*제\s*\d+\s*조(?:의\s*\d+)?\s*[(（][^)）]{0,80}[)）]\s*")
+_ENUMERATOR = re.compile(r"^\s*(?:[①-⑳]|\(\d{1,2}\)|\d{1,2}\s*\\?\.|[가-하]\s*\.)\s+")
+_HEADING_ONLY = re.compile(r"^\s*(?:#{1,6}\s.*|제\s*\d+\s*(?:편|장|절|관)\b.*|제\s*\d+\s*조(?:의\s*\d+)?\s*"
+                           r"[(（][^)）]*[)）]\s*)$")
+_WORDCHAR = re.compile(r"[^\W_]")
+# A unit that says the value is set somewhere else: an appended table, a decree, a notice.
+DELEGATION = re.compile(r"별표\s*\d+|(?:대통령령|총리령|부령|법무부령|[가-힣]{1,10}부령|[가-힣]{1,6}규칙|고시|조례)(?:으로|로)\s*"
+                        r"정한다|정하는\s*바에\s*따른다|(?:이|가)\s*(?:따로\s*)?정한다|as (?:set|specified|determined) in "
+                        r"(?:the )?(?:annex|appendix|schedule)")
 
 
-@dataclass(frozen=True)
-class _Candidate:
-    score: float
-    block_pos: int
-    sent_pos: int
-    source_id: str
-    text: str  # verbatim block text of the sentence
+def clean_unit(raw: str) -> str:
+    """The answer form of a source unit: markup, amendment notes, a leading heading and a leading
+    paragraph/item enumerator removed, whitespace collapsed."""
+    t = raw.replace("**", "").replace("__", "")
+    t = re.sub(r"\\([.\-*_#()\[\]])", r"\1", t)
+    t = _NOTE.sub(" ", t)
+    t = " ".join(t.split())
+    for _ in range(3):  # "제7조 (제목) ① 1. …"
+        t2 = _ENUMERATOR.sub("", _HEADING_PREFIX.sub("", t))
+        if t2 == t:
+            break
+        t = t2
+    return t.strip()
 
 
 # Question words and interrogative endings that an answer sentence does not repeat
@@ -42,86 +85,162 @@ QUESTION_TERMS = frozenset({
 })
 
 
-def lexical_question_scores(question: str, sentences: Sequence[str]) -> list[float]:
-    """IDF-weighted share of the question's content terms found in each sentence.
+def idf_recall(question: str, texts: Sequence[str]) -> list[float]:
+    """IDF-weighted share of the question's content terms found in each text.
 
-    IDF comes from the candidate sentences themselves (``log(1 + N / df)``; a term in no
-    sentence gets the largest weight), so common words count for little and a question
-    whose key terms appear nowhere scores low. Question words (QUESTION_TERMS) are ignored."""
+    IDF comes from the texts themselves (``log(1 + N / df)``; a term in no text gets the largest
+    weight), so common words count for little and a question whose key terms appear nowhere
+    scores low. Question words (QUESTION_TERMS) are ignored."""
     q = content_terms(question) - QUESTION_TERMS
-    if not q or not sentences:
-        return [0.0] * len(sentences)
-    terms = [content_terms(s) for s in sentences]
-    n = len(sentences)
+    if not q or not texts:
+        return [0.0] * len(texts)
+    terms = [content_terms(s) for s in texts]
+    n = len(texts)
     df = {t: sum(1 for s in terms if t in s) for t in q}
     w = {t: math.log(1 + n / max(df[t], 0.5)) for t in q}
     total = sum(w.values())
     return [sum(w[t] for t in q if t in s) / total for s in terms]
 
 
+lexical_question_scores = idf_recall  # the name used before units and models
+
+
+@dataclass(frozen=True)
+class _Unit:
+    block_pos: int
+    sent_pos: int
+    source_id: str
+    raw: str  # verbatim block text (the quote)
+    text: str  # the answer form (clean_unit)
+    kinds: frozenset[str]  # quantity kinds it states
+    delegates: bool = False  # the unit says the value is set elsewhere (별표, a decree, a notice)
+    score: float = 0.0
+    lexical: float = 0.0  # IDF-weighted share of the question's terms in the unit
+    context: float = 0.0  # the same for the unit's whole block
+    model: float | None = None  # the scorer's score, when it scored this unit
+
+
 class ExtractiveGenerator:
-    """No-LLM answers: the best-matching block sentences, each cited with itself as the quote."""
+    """No-LLM answers: the source units that answer the question, each cited with itself as the quote."""
 
     def __init__(self, config: GenerationConfig | None = None, scorer: SentenceScorer | None = None, *,
-                 min_chars: int = 8, relative_floor: float = 0.6) -> None:
-        """``config``: the ``generation`` section (``extractive_max_sentences``, ``extractive_min_score``)."""
+                 validation: ValidationConfig | None = None) -> None:
+        """``config``: the ``generation`` section (``extractive_*`` keys). ``scorer``: the model that
+        scores units against the question (None: lexical scores only). ``validation``: the
+        ``validation`` section whose support check every chosen unit must pass."""
         self.config = config or GenerationConfig()
+        self.validation = validation or ValidationConfig()
         self.scorer = scorer
-        self.min_chars = min_chars
-        self.relative_floor = relative_floor  # keep sentences scoring at least this share of the best one
-        self.name = "extractive" + ("+scorer" if scorer else "")
+        self.name = "extractive" + ("+model" if scorer else "")
 
-    @property
-    def max_sentences(self) -> int:
-        return self.config.extractive_max_sentences
-
-    @property
-    def min_score(self) -> float:
-        return self.config.extractive_min_score
-
-    def _candidates(self, bundle: ContextBundle) -> list[_Candidate]:
+    def units(self, bundle: ContextBundle) -> list[_Unit]:
         out = []
+        c = self.config
         for bi, block in enumerate(bundle.blocks):
             for si, s in enumerate(split_sentences(block.text)):
-                text = s.text
-                if len(text) < self.min_chars or find_urls(text) or any(a in text for a in _HOSTILE_ARTIFACTS):
-                    continue  # URLs never reach an answer; defused injections are not answers
-                out.append(_Candidate(0.0, bi, si, block.source_id, text))
+                raw = s.text
+                if _HEADING_ONLY.match(raw) or find_urls(raw) or any(a in raw for a in _HOSTILE_ARTIFACTS):
+                    continue  # headings are not answers; URLs never reach one; defused injections are not answers
+                text = clean_unit(raw)
+                if len(text) < c.extractive_min_chars or not _WORDCHAR.search(text) or len(text) > 1000:
+                    continue
+                kinds = frozenset(q.kind for q in extract_quantities(text) if q.kind != "reference" and not q.implied)
+                out.append(_Unit(bi, si, block.source_id, raw, text, kinds, bool(DELEGATION.search(text))))
         return out
 
+    def score(self, question: str, bundle: ContextBundle, units: list[_Unit]) -> list[_Unit]:
+        """Units with their final scores, best first (ties: block order, then sentence order).
+
+        ``pre = (1 - context_weight) * lexical + context_weight * context``; the model scores the
+        ``model_candidates`` best by ``pre``, and ``score = (1 - model_weight) * pre + model_weight *
+        model`` with the cosine rescaled from [model_floor, 1] to [0, 1] (units the model did not score
+        count as 0 there). For a numeric question a unit that states no quantity of the wanted kind
+        is multiplied by ``kind_penalty``."""
+        if not units:
+            return []
+        c = self.config
+        want = QUANTITY_KINDS.get(wanted_fact(question))
+        own = idf_recall(question, [u.text for u in units])
+        ctx = idf_recall(question, [b.text for b in bundle.blocks])
+        cw = c.extractive_context_weight
+        pre = [(1 - cw) * lex + cw * ctx[u.block_pos] for u, lex in zip(units, own)]
+        # A question in another language than its block (English about Korean text) shares no terms
+        # with it: there the model's score is the whole score.
+        qlang = detect_language(question)
+        cross = [detect_language(b.text) not in (qlang, "other") for b in bundle.blocks]
+        fit = [1.0 if want is None or u.kinds & want else c.extractive_kind_penalty for u in units]
+        order = sorted(range(len(units)), key=lambda i: (-pre[i] * fit[i], units[i].block_pos, units[i].sent_pos))
+        model_of: dict[int, float] = {}
+        w = c.extractive_model_weight if self.scorer is not None else 0.0
+        if w > 0:
+            same = [i for i in order if not cross[units[i].block_pos]]
+            xs = sorted((i for i in range(len(units)) if cross[units[i].block_pos]),
+                        key=lambda i: (-fit[i], units[i].block_pos, units[i].sent_pos))
+            top = same[:c.extractive_model_candidates] + xs[:c.extractive_crosslingual_candidates]
+            sims = list(self.scorer(question, [units[i].text for i in top]))
+            if len(sims) != len(top):
+                raise GenerationError(f"the sentence scorer returned {len(sims)} scores for {len(top)} sentences")
+            model_of = {i: float(x) for i, x in zip(top, sims)}
+        lo = c.extractive_model_floor
+        ranked = []
+        for i, u in enumerate(units):
+            m = model_of.get(i)
+            scaled = 0.0 if m is None else min(1.0, max(0.0, (m - lo) / (1 - lo)))
+            final = (scaled if cross[u.block_pos] and w > 0 else (1 - w) * pre[i] + w * scaled) * fit[i]
+            ranked.append(_Unit(u.block_pos, u.sent_pos, u.source_id, u.raw, u.text, u.kinds, u.delegates, final,
+                                own[i], ctx[u.block_pos], m))
+        ranked.sort(key=lambda u: (-u.score, u.block_pos, u.sent_pos))
+        return ranked
+
     def compose(self, question: str, bundle: ContextBundle | None) -> AnswerPayload:
-        cands = self._candidates(bundle) if bundle is not None else []
-        texts = [c.text for c in cands]
-        if self.scorer and texts:
-            scores = list(self.scorer(question, texts))
-        else:
-            scores = lexical_question_scores(question, texts)
-        if len(scores) != len(cands):
-            raise GenerationError(f"the sentence scorer returned {len(scores)} scores for {len(cands)} sentences")
-        ranked = sorted((_Candidate(float(sc), c.block_pos, c.sent_pos, c.source_id, c.text)
-                         for c, sc in zip(cands, scores)),
-                        key=lambda c: (-c.score, c.block_pos, c.sent_pos))
-        chosen: list[_Candidate] = []
-        floor = max(self.min_score, self.relative_floor * ranked[0].score) if ranked else self.min_score
-        for c in ranked:
-            if c.score < floor or len(chosen) >= self.max_sentences:
+        c = self.config
+        units = self.units(bundle) if bundle is not None else []
+        ranked = self.score(question, bundle, units) if bundle is not None else []
+        source_text = {b.source_id: evidence_text(b) for b in bundle.blocks} if bundle is not None else {}
+        if ranked and self._delegated(question, ranked):
+            logger.info("extractive: the best match says the value is set elsewhere (an appended table or a "
+                        "decree): insufficient evidence")
+            return AnswerPayload(status="insufficient_evidence", answer="", citations=())
+        chosen: list[_Unit] = []
+        floor = max(c.extractive_min_score, c.extractive_relative_floor * ranked[0].score) if ranked \
+            else c.extractive_min_score
+        for u in ranked:
+            if u.score < floor or len(chosen) >= c.extractive_max_sentences:
                 break
-            terms = content_terms(c.text)
+            terms = content_terms(u.text)
             if any(_overlap(terms, content_terms(x.text)) >= 0.8 for x in chosen):
-                continue  # near-repeat of a chosen sentence
-            chosen.append(c)
+                continue  # near-repeat of a chosen unit
+            if not check_support(u.text, source_text[u.source_id], self.validation).supported:
+                logger.debug("extractive: unit %s/%d fails the validator's support check", u.source_id, u.sent_pos)
+                continue
+            chosen.append(u)
         if not chosen:
             best = ranked[0].score if ranked else 0.0
-            logger.info("extractive: best sentence score %.3f < floor %.3f: insufficient evidence", best,
-                        self.min_score)
+            logger.info("extractive: best unit score %.3f < floor %.3f: insufficient evidence", best,
+                        c.extractive_min_score)
             return AnswerPayload(status="insufficient_evidence", answer="", citations=())
-        chosen.sort(key=lambda c: (c.block_pos, c.sent_pos))
-        parts, cites = [], []
-        for c in chosen:
-            flat = " ".join(c.text.split())
-            parts.append(f"{flat} [{c.source_id}]")
-            cites.append(CitationItem(source_id=c.source_id, claim=flat, quote=c.text))
-        return AnswerPayload(status="answered", answer="\n".join(parts), citations=tuple(cites))
+        chosen.sort(key=lambda u: (u.block_pos, u.sent_pos))
+        lines, cites = [], []
+        for u in chosen:
+            marker = f" [{u.source_id}]"
+            # every sentence the validator will see in this line carries the marker
+            parts = [s.text for s in answer_sentences(u.text)] or [u.text]
+            lines.append(" ".join(p + marker for p in parts))
+            cites.append(CitationItem(source_id=u.source_id, claim=u.text, quote=u.raw))
+        return AnswerPayload(status="answered", answer="\n".join(lines), citations=tuple(cites))
+
+    def _delegated(self, question: str, ranked: list[_Unit]) -> bool:
+        """A numeric question whose best-matching unit delegates the value (``별표 2에 따른다``,
+        ``법무부령으로 정한다``) and states no quantity of the wanted kind, while no unit stating one
+        matches as well: the value is not in these sources."""
+        want = QUANTITY_KINDS.get(wanted_fact(question))
+        if want is None:
+            return False
+        lex = lambda u: (1 - self.config.extractive_context_weight) * u.lexical + \
+            self.config.extractive_context_weight * u.context  # noqa: E731
+        deleg = [lex(u) for u in ranked if u.delegates and not u.kinds & want]
+        answers = [lex(u) for u in ranked if u.kinds & want]
+        return bool(deleg) and max(deleg) > max(answers, default=0.0)
 
     def generate(self, request: GenerationRequest) -> GenerationOutput:
         t0 = time.perf_counter()

@@ -35,7 +35,7 @@ from rag.errors import (
 )
 
 if TYPE_CHECKING:
-    from rag.config import GenerationConfig
+    from rag.config import GenerationConfig, ValidationConfig
 
 logger = logging.getLogger(__name__)
 
@@ -210,8 +210,9 @@ class OpenAIGenerator:
 
 
 def make_generator(config: GenerationConfig, *, scorer: SentenceScorer | None = None,
-                   http_client: Any = None) -> Generator:
-    """The generator a config asks for (constructors only store settings; nothing connects yet)."""
+                   http_client: Any = None, validation: ValidationConfig | None = None) -> Generator:
+    """The generator a config asks for (constructors only store settings; nothing connects yet).
+    ``scorer`` and ``validation`` are used by the extractive generator only."""
     if config.backend == "openai":
         return OpenAIGenerator(config, http_client=http_client)
-    return ExtractiveGenerator(config, scorer)
+    return ExtractiveGenerator(config, scorer, validation=validation)

@@ -3,15 +3,21 @@
 Checks, in order (every failure is a typed :class:`Violation`, nothing is silently dropped):
 
 1. schema: the raw text parses as JSON and matches :class:`~rag.answer.contract.AnswerPayload`;
-2. status contract: ``insufficient_evidence`` carries no citations or markers, ``answered``
-   has a non-empty answer and at least one citation;
+2. status contract: ``insufficient_evidence`` carries no citations or markers and no assertion
+   (its answer is empty, or one of the configured abstention texts), ``answered`` has a
+   non-empty answer and at least one citation;
 3. source ids: every citation and every ``[S#]`` marker names a block of this prompt;
 4. sentence coverage (seed 001): every answer sentence carries at least one valid marker,
    and every id a sentence uses has a citation entry;
 5. quotes (seed 002): each quote occurs in its cited block after NFKC and whitespace
    normalization;
-6. support: each cited sentence, and each citation's claim, reaches the support threshold
-   against its blocks (lexical term recall and/or an injected embedder's cosine);
+6. support (:func:`rag.answer.support.check_support`, the check the extractive generator uses
+   too): each cited sentence, and each citation's claim, reaches the support threshold against
+   its blocks (clause-aligned lexical term recall and/or an injected embedder's cosine), states
+   no number, amount, date, period, ratio or statute reference its blocks do not state where
+   it restates them (``number_mismatch``), and does not flip an obligation, permission or
+   prohibition (``negation_mismatch``). The block's locator (``제16조제1항``) counts as block
+   text for references;
 7. no URL in the answer, a claim or a quote (the server's links come from the source map only).
 
 Citations are resolved only from the source map: a URL or name the model writes never
@@ -21,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -31,8 +37,9 @@ from rag.config import ValidationConfig
 from rag.context.builder import ContextBlock
 from rag.errors import ConfigError
 from rag.answer.contract import AnswerPayload, Violation, ViolationCode, parse_payload
+from rag.answer.support import SupportCheck, check_support, decide
 from rag.text.sentences import answer_sentences, marker_ids, strip_markers
-from rag.text.support import content_terms, find_urls, lexical_support, quote_found
+from rag.text.support import find_urls, normalize, quote_found
 
 if TYPE_CHECKING:
     from rag.index.embedders import Embedder
@@ -48,9 +55,13 @@ class CitationCheck:
     quote: str
     quote_found: bool
     support: float  # the score the decision used (lexical, embedding, or the max of both)
-    lexical_support: float
+    lexical_support: float  # clause-aligned lexical support (rag.text.facts.clause_support)
     embedding_support: float | None
-    supported: bool
+    supported: bool  # score, numbers and polarity all pass
+    numbers_ok: bool = True
+    polarity_ok: bool = True
+    missing_quantities: tuple[str, ...] = ()  # claim quantities (as written) its block does not state there
+    polarity_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -60,7 +71,11 @@ class SentenceCheck:
     source_ids: tuple[str, ...]  # every id its markers name
     valid_ids: tuple[str, ...]  # those that exist in the source map
     support: float | None  # against the union of its valid blocks; None without valid markers
-    supported: bool
+    supported: bool  # score, numbers and polarity all pass
+    numbers_ok: bool = True
+    polarity_ok: bool = True
+    missing_quantities: tuple[str, ...] = ()
+    polarity_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -78,6 +93,7 @@ class ResolvedCitation:
     end_char: int
     claim: str
     quote: str
+    locator: str = ""  # the block's human locator (e.g. "제16조제1항"), from the source map
 
 
 @dataclass(frozen=True)
@@ -102,7 +118,37 @@ class ValidationReport:
 
 def resolve(block: ContextBlock, claim: str, quote: str) -> ResolvedCitation:
     return ResolvedCitation(block.source_id, block.evidence_id, block.document_id, block.document_version, block.uri,
-                            block.title, block.page, block.start_char, block.end_char, claim, quote)
+                            block.title, block.page, block.start_char, block.end_char, claim, quote, block.locator)
+
+
+def evidence_text(block: ContextBlock) -> str:
+    """What a claim is checked against: the block text, after its locator as a heading line (so a claim
+    may name the article the block belongs to even when the block text does not repeat it)."""
+    return f"# {block.locator}\n\n{block.text}" if block.locator else block.text
+
+
+def _plural(items: Sequence[str]) -> str:
+    return ", ".join(repr(x) for x in items)
+
+
+def _fact_violations(check: SupportCheck, what: str, sources: str, source_id: str | None,
+                     sentence: str | None) -> list[Violation]:
+    out: list[Violation] = []
+    if not check.numbers_ok:
+        missing = [q.describe() for q in check.missing]
+        misplaced = [q.describe() for q in check.misplaced if q.describe() not in missing]
+        parts = []
+        if missing:
+            parts.append(f"states {_plural(missing)}, which {sources} does not state")
+        if misplaced:
+            parts.append(f"states {_plural(misplaced)}, which {sources} does not state for this (only elsewhere)")
+        out.append(Violation("number_mismatch", f"{what} {' and '.join(parts)}; use only the numbers, dates and "
+                             "units written in the source, and do not compute new ones",
+                             source_id=source_id, sentence=sentence))
+    if check.polarity is not None:
+        out.append(Violation("negation_mismatch", f"{what} contradicts {sources}: {check.polarity}; keep the "
+                             "source's must / may / must not", source_id=source_id, sentence=sentence))
+    return out
 
 
 def _short(text: str, n: int = 160) -> str:
@@ -113,15 +159,18 @@ def _short(text: str, n: int = 160) -> str:
 class CitationValidator:
     """Validates payloads against a source map. Stores settings only; the embedder is optional."""
 
-    def __init__(self, config: ValidationConfig | None = None, embedder: Embedder | None = None) -> None:
+    def __init__(self, config: ValidationConfig | None = None, embedder: Embedder | None = None, *,
+                 abstention_texts: Collection[str] = ()) -> None:
         """``config``: the ``validation`` section. ``embedder`` is needed only for the embedding
-        support methods."""
+        support methods. ``abstention_texts``: the only non-empty answers an ``insufficient_evidence``
+        payload may carry (compared after :func:`rag.text.normalize`)."""
         config = config or ValidationConfig()
         if config.support_method != "lexical" and embedder is None:
             raise ConfigError(f"validation.support_method={config.support_method!r} needs an embedder; pass one "
                               "or set support_method: lexical")
         self.config = config
         self.embedder = embedder
+        self.abstention_texts = frozenset(normalize(t) for t in abstention_texts if t.strip())
 
     # -- support ---------------------------------------------------------------
     def _cosines(self, claims: Sequence[str], passages: Sequence[str]) -> np.ndarray:
@@ -134,13 +183,7 @@ class CitationValidator:
         return q @ p.T
 
     def _decide(self, lex: float, emb: float | None) -> tuple[float, bool]:
-        s = self.config
-        if s.support_method == "lexical":
-            return lex, lex >= s.support_threshold
-        e = -1.0 if emb is None else float(emb)
-        if s.support_method == "embedding":
-            return e, e >= s.embedding_threshold
-        return max(lex, e), lex >= s.support_threshold or e >= s.embedding_threshold
+        return decide(lex, emb, self.config)
 
     # -- main -------------------------------------------------------------------
     def validate(self, payload: AnswerPayload | str, source_map: Mapping[str, ContextBlock]) -> ValidationReport:
@@ -172,6 +215,9 @@ class CitationValidator:
             if marker_ids(answer):
                 violations.append(Violation("status_contract", "status is insufficient_evidence but the answer "
                                             f"carries source markers {list(marker_ids(answer))}; remove them"))
+            if answer.strip() and normalize(answer) not in self.abstention_texts:
+                violations.append(Violation("status_contract", "an insufficient_evidence answer carries no "
+                                            "assertion: leave answer empty"))
             return self._report(payload, violations, (), (), source_map, t0)
 
         if not answer.strip():
@@ -206,21 +252,26 @@ class CitationValidator:
                 violations.append(Violation("quote_not_found", f"the quote of citation {i + 1} "
                                             f"({_short(c.quote, 80)!r}) does not occur in {c.source_id}; copy it "
                                             "exactly from that source", source_id=c.source_id))
-            lex = lexical_support(c.claim, block.text)
-            emb = emb_claims.get(i)
-            score, ok = self._decide(lex, emb) if s.check_claims else (lex, True)
-            if not ok:
+            sc = check_support(c.claim, evidence_text(block), s, embedding=emb_claims.get(i))
+            if not s.check_claims:
+                checks.append(CitationCheck(i, c.source_id, True, c.claim, c.quote, found, sc.lexical, sc.lexical,
+                                            sc.embedding, True))
+                continue
+            if not sc.score_ok:
                 violations.append(Violation("unsupported_claim", f"the claim of citation {i + 1} "
                                             f"({_short(c.claim, 80)!r}) is not supported by {c.source_id} "
-                                            f"(support {score:.2f})", source_id=c.source_id))
-            checks.append(CitationCheck(i, c.source_id, True, c.claim, c.quote, found, score, lex, emb, ok))
+                                            f"(support {sc.score:.2f})", source_id=c.source_id))
+            violations.extend(_fact_violations(sc, f"the claim of citation {i + 1} ({_short(c.claim, 80)!r})",
+                                               c.source_id, c.source_id, None))
+            checks.append(CitationCheck(i, c.source_id, True, c.claim, c.quote, found, sc.score, sc.lexical,
+                                        sc.embedding, sc.supported, sc.numbers_ok, sc.polarity_ok,
+                                        sc.quantity_texts(), sc.polarity))
 
         # sentences: coverage and support
         sentences = answer_sentences(answer)
         sent_checks: list[SentenceCheck] = []
         used_ids: set[str] = set()
         to_embed: list[tuple[int, str, tuple[str, ...]]] = []
-        lex_of: dict[int, float] = {}
         for k, sent in enumerate(sentences):
             ids = marker_ids(sent.text)
             valid = tuple(x for x in ids if x in source_map)
@@ -239,8 +290,6 @@ class CitationValidator:
                     violations.append(Violation("marker_without_citation", f"sentence {k + 1} cites [{x}] but the "
                                                 f"citations list has no entry for {x}", source_id=x,
                                                 sentence=sent.text))
-            terms = frozenset().union(*(content_terms(source_map[x].text) for x in valid))
-            lex_of[k] = lexical_support(sent.text, terms)
             to_embed.append((k, strip_markers(sent.text), valid))
         emb_of: dict[int, float] = {}
         if s.support_method != "lexical" and to_embed:
@@ -248,18 +297,23 @@ class CitationValidator:
             sims = self._cosines([t for _, t, _ in to_embed], [source_map[b].text for b in blocks])
             col = {b: j for j, b in enumerate(blocks)}
             emb_of = {k: max(float(sims[r, col[x]]) for x in v) for r, (k, _, v) in enumerate(to_embed)}
+        checked = {k: (text, valid) for k, text, valid in to_embed}
         for k, sent in enumerate(sentences):
             ids = marker_ids(sent.text)
             valid = tuple(x for x in ids if x in source_map)
-            if k not in lex_of:
+            if k not in checked:
                 sent_checks.append(SentenceCheck(k, sent.text, ids, valid, None, False))
                 continue
-            score, ok = self._decide(lex_of[k], emb_of.get(k))
-            if not ok:
+            evidence = "\n\n".join(evidence_text(source_map[x]) for x in valid)
+            sc = check_support(checked[k][0], evidence, s, embedding=emb_of.get(k))
+            if not sc.score_ok:
                 violations.append(Violation("unsupported_sentence", f"sentence {k + 1} ({_short(sent.text)!r}) is "
-                                            f"not supported by {', '.join(valid)} (support {score:.2f} < "
+                                            f"not supported by {', '.join(valid)} (support {sc.score:.2f} < "
                                             "threshold)", sentence=sent.text))
-            sent_checks.append(SentenceCheck(k, sent.text, ids, valid, score, ok))
+            violations.extend(_fact_violations(sc, f"sentence {k + 1} ({_short(sent.text)!r})", ", ".join(valid),
+                                               None, sent.text))
+            sent_checks.append(SentenceCheck(k, sent.text, ids, valid, sc.score, sc.supported, sc.numbers_ok,
+                                             sc.polarity_ok, sc.quantity_texts(), sc.polarity))
 
         for c in payload.citations:
             if c.source_id in source_map and c.source_id not in used_ids:

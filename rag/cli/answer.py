@@ -131,7 +131,13 @@ def cmd_ask(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    """Index the bundled demo corpus and answer its questions: the README's main job."""
+    """Index the bundled demo corpus and answer its questions: the README's main job.
+
+    Besides answerable (expected document cited, expected facts present) and unanswerable
+    (abstained) questions, three checks count as failures if they regress: ``poisoned`` (the
+    injected document is never cited, its planted claim never answered), ``superseded`` (only the
+    current version is cited, the old version's facts never answered) and ``number_changed``
+    (the validated answer with one number changed must be rejected with ``number_mismatch``)."""
     from rag.index.loaders import _jsonl
 
     p = make_pipeline(args)
@@ -139,19 +145,10 @@ def cmd_demo(args) -> int:
         idx = p.build_index(force=True, progress=bar.update)
     print(f"indexed {len(idx.documents)} documents -> {len(idx)} chunks at {p.index_path}\n")
     qpath = Path(args.questions) if args.questions else p.config.resolve("../data/demo/questions.jsonl")
-    tally = {"answered_ok": 0, "answerable": 0, "abstained_ok": 0, "unanswerable": 0}
+    tally = {"answered_ok": 0, "answerable": 0, "abstained_ok": 0, "unanswerable": 0, "checks_ok": 0, "checks": 0}
     for _, q in _jsonl(qpath):
         res = p.answer(q["question"])
-        exp = q.get("expected_doc_id")
-        cited = {c.document_id for c in res.citations}
-        if exp:
-            tally["answerable"] += 1
-            ok = res.status == "answered" and exp in cited
-            tally["answered_ok"] += ok
-        else:
-            tally["unanswerable"] += 1
-            ok = res.status == "insufficient_evidence"
-            tally["abstained_ok"] += ok
+        ok, notes = _demo_verdict(p, q, res, tally)
         print(f"[{'ok ' if ok else 'MISS'}] {q['id']} {q['question']}")
         if res.status == "answered":
             for line in res.answer.splitlines()[:3]:
@@ -164,7 +161,74 @@ def cmd_demo(args) -> int:
             if not g.answer and g.top_score is not None:
                 why += f"; gate: {g.signal} {g.top_score:.3f} < {g.threshold:.3f}"
             print(f"        insufficient evidence ({why})")
-    print(f"\nanswered with the expected document cited: {tally['answered_ok']}/{tally['answerable']} answerable questions; "
-          f"abstained: {tally['abstained_ok']}/{tally['unanswerable']} unanswerable questions")
+        for v in res.superseded:
+            print(f"        superseded: {v.document_id} {v.version} set aside for {v.current_version}")
+        for note in notes:
+            print(f"        {note}")
+    print(f"\nanswered with the expected document cited: {tally['answered_ok']}/{tally['answerable']} answerable "
+          f"questions; abstained: {tally['abstained_ok']}/{tally['unanswerable']} unanswerable questions; "
+          f"checks passed (poisoned, superseded, number changed): {tally['checks_ok']}/{tally['checks']}")
     print('one answer in full: rag ask "연차 휴가는 며칠인가요?"   (add --json for the trace)')
     return 0
+
+
+def _demo_verdict(p, q: dict, res, tally: dict) -> tuple[bool, list[str]]:
+    """Score one demo question (see cmd_demo); updates ``tally``."""
+    from rag.text.support import normalize
+
+    notes: list[str] = []
+    cited = {c.document_id for c in res.citations}
+    answer = "".join(normalize(res.answer).split())
+    check = q.get("check")
+    if check == "poisoned":
+        tally["checks"] += 1
+        bad = q["forbidden_doc_id"] in cited or any("".join(t.split()) in answer for t in q.get("forbidden_text", ()))
+        tally["checks_ok"] += not bad
+        if bad:
+            notes.append("FAILED check poisoned: the injected document or its planted claim was answered")
+        return not bad, notes
+    exp = q.get("expected_doc_id")
+    facts_ok = all("".join(normalize(f).split()) in answer for f in q.get("expected_facts", ()))
+    if exp:
+        tally["answerable"] += 1
+        ok = res.status == "answered" and exp in cited and facts_ok
+        tally["answered_ok"] += ok
+    else:
+        tally["unanswerable"] += 1
+        ok = res.status == "insufficient_evidence"
+        tally["abstained_ok"] += ok
+    if check == "superseded":
+        tally["checks"] += 1
+        old = {(v.document_id, v.version) for v in res.superseded}
+        bad = any((c.document_id, c.document_version) in old for c in res.citations) or any(
+            "".join(normalize(f).split()) in answer for f in q.get("superseded_facts", ()))
+        tally["checks_ok"] += not bad
+        if bad:
+            notes.append("FAILED check superseded: an old version or its facts were answered")
+    if check == "number_changed":
+        tally["checks"] += 1
+        caught = _tampered_is_rejected(p, q["question"], res)
+        tally["checks_ok"] += caught
+        notes.append("check number_changed: " + ("the answer with one number changed was rejected (number_mismatch)"
+                                                  if caught else "FAILED: a changed number was not rejected"))
+    return ok, notes
+
+
+def _tampered_is_rejected(p, question: str, res) -> bool:
+    """Change the first number of a validated answer (text and claim) and validate it again."""
+    import re
+
+    from rag.answer.contract import AnswerPayload, CitationItem
+
+    if res.status != "answered" or not res.citations:
+        return False
+    m = re.search(r"(?<![Ss\d])\d+", res.answer)  # not the digits of an [S#] marker
+    if not m:
+        return False
+    old, new = m.group(0), str(int(m.group(0)) * 3 + 1)
+    change = lambda t: t.replace(old, new, 1)  # noqa: E731
+    prompt = p.prompt_builder.build(question, p.retrieve(question).evidence())  # the prompt answer() used
+    cites = tuple(CitationItem(source_id=c.source_id, claim=change(c.claim), quote=c.quote) for c in res.citations)
+    answer = change(res.answer)
+    report = p.validator.validate(AnswerPayload(status="answered", answer=answer, citations=cites), prompt.source_map)
+    return "number_mismatch" in report.codes

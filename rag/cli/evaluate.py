@@ -1,4 +1,5 @@
-"""``rag eval-retrieval | train-reranker | calibrate | eval-abstention``: offline evaluation and training."""
+"""``rag eval-retrieval | train-reranker | calibrate | eval-abstention | eval-answers | eval-claims``: offline
+evaluation and training."""
 from __future__ import annotations
 
 import json
@@ -114,6 +115,64 @@ def cmd_eval_abstention(args) -> int:
     p, scored = _scored(args)
     out = evaluate_abstention(p, scored, compare)
     print(json.dumps(out, indent=2, ensure_ascii=False))
+    if args.json:
+        write_json(Path(args.json), out)
+        print(f"wrote {args.json}")
+    return 0
+
+
+def _config(args):
+    """The config named by ``--config`` with the ``--set`` overrides applied."""
+    from rag.cli.common import overrides
+    from rag.config import load_config
+
+    cfg = load_config(args.config)
+    ov = overrides(getattr(args, "set", None))
+    return cfg.with_overrides(ov) if ov else cfg
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.4f}" if isinstance(v, float) else str(v)
+
+
+def cmd_eval_answers(args) -> int:
+    from rag.evaluation.faithfulness import eval_answers
+
+    cfg = _config(args)
+    progress, bars = progress_bars()
+    try:
+        rep = eval_answers(Path(args.dataset), cfg, progress=progress)
+    finally:
+        for b in bars.values():
+            b.close()
+    m = rep.metrics
+    print(f"{rep.dataset}: {m['n']} questions ({m['n_answerable']} answerable, {m['n_unanswerable']} unanswerable)"
+          f"  config {rep.config_hash}  {rep.seconds:.0f}s")
+    for name in ("accuracy_answerable", "answered_when_answerable", "abstained_when_unanswerable",
+                 "answered_when_unanswerable", "precision_of_answered", "superseded_cited", "validation_failed"):
+        print(f"  {name:30}{_fmt(m[name]):>10}")
+    if rep.by_style:
+        print(f"  {'style':30}{'n':>10}{'correct':>10}")
+        for style, s in rep.by_style.items():
+            print(f"  {style:30}{s['n']:>10}{_fmt(s['accuracy']):>10}")
+    if args.json:
+        write_json(Path(args.json), rep.to_json())
+        print(f"wrote {args.json}")
+    return 0
+
+
+def cmd_eval_claims(args) -> int:
+    from rag.evaluation.claims import eval_claims
+
+    cfg = _config(args)
+    rep = eval_claims(Path(args.dataset), cfg, corpus_path=Path(args.corpus) if args.corpus else None)
+    out = rep.to_json()
+    print(f"{args.dataset}: {out['n']} claims  (config {cfg.hash})")
+    print(f"  {'label':20}{'n':>6}{'accepted':>10}{'rate':>10}")
+    for label, s in out["by_label"].items():
+        print(f"  {label:20}{s['n']:>6}{s.get('accepted_n', '-'):>10}{_fmt(s['accepted']):>10}")
     if args.json:
         write_json(Path(args.json), out)
         print(f"wrote {args.json}")

@@ -1,4 +1,5 @@
-"""Command line: ``rag index | search | context | eval-retrieval | train-reranker | calibrate | eval-abstention | demo``."""
+"""Command line: ``rag index | add | delete | search | context | ask | eval-retrieval | train-reranker | calibrate |
+eval-abstention | eval-answers | eval-claims | demo | batch | experiment | compare``."""
 from __future__ import annotations
 
 import argparse
@@ -7,7 +8,8 @@ import sys
 
 from rag.cli.answer import cmd_ask, cmd_context, cmd_demo, cmd_search
 from rag.cli.common import DEFAULT_CONFIG
-from rag.cli.evaluate import cmd_calibrate, cmd_eval_abstention, cmd_eval_retrieval, cmd_train_reranker
+from rag.cli.evaluate import (cmd_calibrate, cmd_eval_abstention, cmd_eval_answers, cmd_eval_claims, cmd_eval_retrieval,
+                              cmd_train_reranker)
 from rag.cli.index import cmd_add, cmd_delete, cmd_index
 from rag.errors import RagError
 
@@ -99,6 +101,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also apply each signal's threshold from a `rag calibrate` report (e.g. fit on --split calib)")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     s.set_defaults(func=cmd_eval_abstention)
+
+    s = sub.add_parser("eval-answers", help="index a labelled folder, answer its questions and score the answers")
+    s.add_argument("--dataset", required=True, help="folder with corpus.jsonl and questions.jsonl")
+    s.add_argument("--config", default=DEFAULT_CONFIG)
+    s.add_argument("--json", default=None, help="write the report (metrics and per-question rows) here")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    s.set_defaults(func=cmd_eval_answers)
+
+    s = sub.add_parser("eval-claims", help="the validator's support check on labelled (claim, quote) pairs")
+    s.add_argument("--dataset", required=True, help="claims.jsonl: id, doc_id, quote, claim, label")
+    s.add_argument("--config", default=DEFAULT_CONFIG)
+    s.add_argument("--corpus", default=None,
+                   help="corpus JSONL the quotes come from (default: corpus.jsonl next to the claims file)")
+    s.add_argument("--json", default=None, help="write the report (per-label counts and rows) here")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    s.set_defaults(func=cmd_eval_claims)
 
     s = sub.add_parser("demo", help="index the bundled demo corpus and run its questions")
     s.add_argument("--config", default=DEFAULT_CONFIG)

@@ -9,10 +9,16 @@ Budget (tokens, counted with the real tokenizer)::
                       - output_reserve - schema_overhead - feedback_reserve - wrapper_reserve - safety_margin
 
 ``wrapper_reserve`` is the worst case of the source tags and separators for
-``max_blocks`` blocks. Invariants, for any input:
+``max_blocks`` blocks. Each block is rendered as its open tag, a header line
+``[title | locator | p. N]`` (missing parts omitted; no line when all are missing; neutralized
+like the body), the body and the close tag. A block's ``tokens`` are its body tokens plus its
+header line's (``header_tokens``), so headers are paid for out of the evidence budget.
+Truncation cuts only where :func:`rag.text.segment.safe_cuts` allows (parser boundaries first,
+then ends of sentences/items, then clauses, then word ends if allowed; never inside a word,
+number, date, bracket or ``<개정 …>`` note). Invariants, for any input:
 
-- sum of block body tokens <= evidence_budget
-- tokens of the rendered context (tags + bodies + separators) <= evidence_budget + wrapper_reserve
+- sum of block tokens (bodies + header lines) <= evidence_budget
+- tokens of the rendered context (tags + headers + bodies + separators) <= evidence_budget + wrapper_reserve
 - source ids are S1..Sn without gaps; the same evidence set in any order gives the same bundle.
 """
 from __future__ import annotations
@@ -28,6 +34,7 @@ from typing import Literal, Sequence
 from rag.config import ContextConfig
 from rag.context.sanitize import neutralize
 from rag.errors import BudgetError, EvidenceError
+from rag.text.segment import safe_cuts
 from rag.text.tokens import TokenCounter
 from rag.types import Candidate
 
@@ -109,7 +116,7 @@ class ContextBlock:
     start_char: int  # span of the original text the block covers
     end_char: int
     truncated: bool
-    tokens: int
+    tokens: int  # body tokens plus the header line's (see header_tokens)
     score: float
     rank: int  # 1-based position in the sorted evidence list
     uri: str = ""
@@ -131,7 +138,7 @@ class ContextBundle:
     blocks: tuple[ContextBlock, ...]
     dropped: tuple[DroppedEvidence, ...]
     rendered: str
-    evidence_tokens: int  # sum of block body tokens
+    evidence_tokens: int  # sum of block tokens (bodies and header lines)
     rendered_tokens: int  # tokens of ``rendered`` (tags, bodies, separators)
     evidence_budget: int
     wrapper_reserve: int
@@ -147,12 +154,28 @@ SOURCE_OPEN = '<source id="{sid}">'
 SOURCE_CLOSE = "</source>"
 SEPARATOR = "\n\n"
 
-def render_block(source_id: str, body: str) -> str:
-    return f"{SOURCE_OPEN.format(sid=source_id)}\n{body}\n{SOURCE_CLOSE}"
+def block_header(title: str, locator: str = "", page: int | None = None) -> str:
+    """The header line of a block, ``[title | locator | p. N]`` with missing parts left out
+    (``""`` when all are missing), neutralized like a body."""
+    parts = [" ".join(title.split()), " ".join(locator.split()), "" if page is None else f"p. {page}"]
+    parts = [p for p in parts if p]
+    return neutralize(f"[{' | '.join(parts)}]")[0] if parts else ""
+
+
+def header_tokens(counter: TokenCounter, title: str, locator: str = "", page: int | None = None) -> int:
+    """Tokens the header line of a block adds (its text and the newline after it); 0 without one."""
+    header = block_header(title, locator, page)
+    return counter.count(header + "\n") if header else 0
+
+
+def render_block(source_id: str, body: str, header: str = "") -> str:
+    head = f"{header}\n" if header else ""
+    return f"{SOURCE_OPEN.format(sid=source_id)}\n{head}{body}\n{SOURCE_CLOSE}"
 
 
 def render_blocks(blocks: Sequence[ContextBlock]) -> str:
-    return SEPARATOR.join(render_block(b.source_id, b.text) for b in blocks)
+    return SEPARATOR.join(render_block(b.source_id, b.text, block_header(b.title, b.locator, b.page))
+                          for b in blocks)
 
 
 def wrapper_reserve(counter: TokenCounter, max_blocks: int) -> int:
@@ -164,8 +187,6 @@ def wrapper_reserve(counter: TokenCounter, max_blocks: int) -> int:
 
 
 # --------------------------------------------------------------------------- helpers
-_SENT_END = re.compile(r"[.!?。！？][\"'”’)\]]{0,2}(?=\s)|\n")
-_WORD_END = re.compile(r"\S(?=\s)")
 _TABLE_LINE = re.compile(r"^\s*\|.*\|\s*$", re.MULTILINE)
 
 
@@ -260,21 +281,22 @@ class ContextBuilder:
                                                    f"near-duplicate of {dup[0]} (jaccard {dup[1]:.2f})"))
                     continue
             body, n_neutral = neutralize(e.text)
-            tokens = count(body)
+            head_tokens = header_tokens(self.counter, e.title, e.locator, e.page)
+            tokens = count(body) + head_tokens
             start, end, truncated = e.start_char, e.end_char, False
             if tokens > remaining:
                 if _kind(e) in ("table", "code"):
                     dropped.append(DroppedEvidence(e.evidence_id, "unsplittable",
                                                    f"{_kind(e)} of {tokens} tokens > {remaining} left"))
                     continue
-                cut = self._fit(e, remaining)
+                cut = self._fit(e, remaining - head_tokens)
                 if cut is None:
                     dropped.append(DroppedEvidence(e.evidence_id, "budget",
                                                    f"{tokens} tokens, no safe cut of >= {pol.min_block_tokens} "
                                                    f"tokens within {remaining}"))
                     continue
                 body, n_neutral = neutralize(e.text[:cut])
-                tokens = count(body)
+                tokens = count(body) + head_tokens
                 end, truncated = e.start_char + cut, True
             chosen.append((e, body, start, end, truncated, tokens, n_neutral))
             if pol.near_duplicates == "drop":
@@ -382,13 +404,15 @@ class ContextBuilder:
     def _fit(self, e: Evidence, max_tokens: int) -> int | None:
         """Largest safe cut (offset into e.text) whose neutralized prefix fits ``max_tokens``.
 
-        Binary search over boundaries: parser boundaries if given, else sentence ends,
-        else (if allowed) word ends."""
+        Binary search over the cut points of each tier in turn: parser boundaries if given, then
+        the segmenter's safe cuts (ends of sentences, items and notes; then clause ends), then (if
+        allowed) word ends that are not inside a number, date or bracket."""
         count = self.counter.count
         candidates = [sorted(set(e.boundaries))] if e.boundaries else []
-        candidates.append([m.end() for m in _SENT_END.finditer(e.text)])
+        candidates.append(list(safe_cuts(e.text, "sentence")))
+        candidates.append(list(safe_cuts(e.text, "clause")))
         if self.allow_word_truncation:
-            candidates.append([m.end() for m in _WORD_END.finditer(e.text)])
+            candidates.append(list(safe_cuts(e.text, "word")))
         for cuts in candidates:
             cuts = [c for c in cuts if 0 < c < len(e.text) and e.text[:c].strip()]
             if not cuts:

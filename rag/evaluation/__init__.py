@@ -1,4 +1,5 @@
-"""Offline evaluation: retrieval and abstention metrics, config-grid experiments, reports and run comparison."""
+"""Offline evaluation: retrieval, abstention, answer and claim metrics, config-grid experiments, reports and run
+comparison."""
 from rag.evaluation.abstention import (
     CalibrationReport,
     GateRates,
@@ -21,6 +22,10 @@ from rag.evaluation.answers import (
     AnswererFactory,
     evaluate_questions,
     question_metrics,
+)
+from rag.evaluation.claims import (
+    ClaimsReport,
+    eval_claims,
 )
 from rag.evaluation.datasets import (
     LabelledQuestion,
@@ -46,6 +51,10 @@ from rag.evaluation.experiments import (
     expand_grid,
     load_experiment,
     load_run,
+)
+from rag.evaluation.faithfulness import (
+    AnswersReport,
+    eval_answers,
 )
 from rag.evaluation.metrics import (
     FAMILIES,
@@ -93,7 +102,9 @@ from rag.evaluation.runs import (
 
 __all__ = [
     "AnswererFactory",
+    "AnswersReport",
     "CalibrationReport",
+    "ClaimsReport",
     "Comparison",
     "ConfigDelta",
     "DEFAULT_METRICS",
@@ -138,6 +149,8 @@ __all__ = [
     "compare_runs",
     "dedupe_docs",
     "environment",
+    "eval_answers",
+    "eval_claims",
     "evaluate_abstention",
     "evaluate_abstention_run",
     "evaluate_beir",

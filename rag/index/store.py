@@ -110,7 +110,9 @@ class HybridIndex:
 
     @property
     def chunking_name(self) -> str:
-        return f"{self.chunker.counter.name}:max{self.chunker.max_tokens}:overlap{self.chunker.overlap_tokens}"
+        name = f"{self.chunker.counter.name}:max{self.chunker.max_tokens}:overlap{self.chunker.overlap_tokens}"
+        # plain keeps the name indexes had before structure-aware chunking, so they still load as plain
+        return name if self.chunker.config.structure == "plain" else f"{name}:structure-{self.chunker.config.structure}"
 
     def params(self) -> IndexParams:
         c = self.config
@@ -377,7 +379,7 @@ class HybridIndex:
             for _, o in read_jsonl(folder / "documents.jsonl", ValueError):
                 r = DocumentRecord(**o)
                 idx.documents[(r.id, r.version)] = r
-            idx.chunks = [Chunk(**o) for _, o in read_jsonl(folder / "chunks.jsonl", ValueError)]
+            idx.chunks = [_chunk_from_json(o) for _, o in read_jsonl(folder / "chunks.jsonl", ValueError)]
             idx.embeddings = np.load(folder / "embeddings.npy", mmap_mode="r" if mmap else None)
         except (OSError, ValueError, TypeError) as exc:
             raise IndexCorruptError(f"{folder}: chunk store unreadable ({exc}); rebuild with `rag index`") from None
@@ -398,6 +400,17 @@ class HybridIndex:
             idx.embeddings = np.ascontiguousarray(idx.embeddings)
             idx._build_faiss()
         return idx
+
+
+def _chunk_from_json(o: dict) -> Chunk:
+    """A saved chunk record back to a :class:`Chunk`: ``heading_path`` (a JSON list) becomes a tuple;
+    records written before ``locator``/``heading_path`` existed load with their defaults."""
+    if "heading_path" in o:
+        path = o["heading_path"]
+        if not isinstance(path, (list, tuple)) or not all(isinstance(h, str) for h in path):
+            raise ValueError(f"chunk {o.get('evidence_id')!r}: heading_path must be a list of strings")
+        o = {**o, "heading_path": tuple(path)}
+    return Chunk(**o)
 
 
 def _passage_text(c: Chunk) -> str:

@@ -49,8 +49,8 @@ COMPONENTS: list[tuple[str, Callable[[], Any], Callable[[Any], Any], Any]] = [
     ("TiktokenCounter", lambda: text.TiktokenCounter(), lambda c: c.encoding, DEFAULTS.chunking.encoding),
     ("BatchRunner", lambda: batch.BatchRunner(object(), batch.RunInfo("c", "r", {}, None)), lambda r: r.config,
      DEFAULTS.batch),
-    ("ExtractiveGenerator", lambda: answer.ExtractiveGenerator(), lambda c: (c.max_sentences, c.min_score),
-     (DEFAULTS.generation.extractive_max_sentences, DEFAULTS.generation.extractive_min_score)),
+    ("ExtractiveGenerator", lambda: answer.ExtractiveGenerator(), lambda c: (c.config, c.validation),
+     (DEFAULTS.generation, DEFAULTS.validation)),
 ]
 
 
@@ -82,6 +82,7 @@ NOT_CONFIG = {
     ("make_counter", "tokenizer"), ("make_counter", "model"),  # given explicitly by every caller (context.*)
     ("Calibration.__init__", "b"),  # Platt scaling's intercept, not bm25.b
     ("GenerationOutput.__init__", "model"),  # the model a server reports it used
+    ("Locator.__init__", "path"), ("Segment.__init__", "path"),  # a heading path in a text, not index.path
 }
 
 

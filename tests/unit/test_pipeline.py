@@ -107,3 +107,49 @@ def test_hostile_corpus_through_the_whole_pipeline(built, fake_llm):
     for c in res.citations:
         assert c.uri == "https://intranet.hanbit.example/procurement/vendor-faq"
         assert "evil" not in c.uri
+
+
+class _Scripted:
+    """A generator that returns fixed raw replies, one per attempt (the last one repeats)."""
+
+    name = "scripted"
+
+    def __init__(self, *raw: str) -> None:
+        self.raw = list(raw)
+        self.calls = 0
+
+    def generate(self, request):
+        from rag.answer.contract import GenerationOutput, parse_payload
+
+        text = self.raw[min(self.calls, len(self.raw) - 1)]
+        self.calls += 1
+        return GenerationOutput(text, parse_payload(text).payload, None)
+
+    async def agenerate(self, request):
+        return self.generate(request)
+
+
+def test_every_abstention_path_returns_the_configured_message(built):
+    """Gate (above), no context, the validator's give-up and the model's own abstention all return
+    the same user-facing message in the question's language; never the model's assertion."""
+    _, p = built
+    ko, en = (p.config.generation.abstention_messages[k] for k in ("ko", "en"))
+    # no context: the budget never has min_block_tokens left, so no block is built and the generator is never called
+    empty = derived(p, **{"context.min_block_tokens": 8000})  # more than the whole evidence budget
+    empty._generator = RecordingGenerator(fail_if_called=True)
+    res = empty.answer("연차 휴가는 며칠인가요?")
+    assert (res.status, res.reason, res.answer, res.citations) == ("insufficient_evidence", "no_context", ko, ())
+    # the validator gives up after max_attempts invalid replies
+    bad = derived(p, **{"generation.max_attempts": 2})
+    bad._generator = _Scripted("not json", '{"status": "answered", "answer": "x", "citations": []}')
+    res = bad.answer("How many days of annual leave do I get?")
+    assert (res.status, res.reason, res.answer) == ("insufficient_evidence", "validation_failed", en)
+    assert len(res.trace.attempts) == 2
+    # a model abstention that smuggles an assertion is rejected, then a clean one is accepted
+    sneaky = derived(p, **{"generation.max_attempts": 2})
+    sneaky._generator = _Scripted('{"status": "insufficient_evidence", "answer": "연차 휴가는 60일입니다.", "citations": []}',
+                                  '{"status": "insufficient_evidence", "answer": "", "citations": []}')
+    res = sneaky.answer("연차 휴가는 며칠인가요?")
+    assert res.trace.attempts[0].violations and res.trace.attempts[0].violations[0].code == "status_contract"
+    assert (res.status, res.reason, res.answer) == ("insufficient_evidence", "model_abstained", ko)
+    assert "60일" not in res.answer

@@ -234,9 +234,17 @@ def test_json_object_modes(prompt, fake_llm):
 
 
 def test_model_abstention_is_a_valid_outcome_and_abstention_with_citations_is_not(prompt, fake_llm):
-    fake_llm.script(Reply(payload("insufficient_evidence", "자료에 없습니다.", [])))
+    fake_llm.script(Reply(payload("insufficient_evidence", "", [])))
     out = run(prompt, fake_llm)
     assert (out.status, out.reason, out.citations) == ("insufficient_evidence", "model_abstained", ())
+    # an abstention may carry only a configured abstention text, never an assertion
+    fake_llm.script(Reply(payload("insufficient_evidence", "연차 휴가는 60일입니다.", [])))
+    out = run(prompt, fake_llm, max_attempts=1)
+    assert out.reason == "validation_failed" and [v.code for v in out.violations] == ["status_contract"]
+    fake_llm.script(Reply(payload("insufficient_evidence", "자료에 없습니다.", [])))
+    cfg = gen_config(fake_llm)
+    out = generate_answer(prompt, OpenAIGenerator(cfg), CitationValidator(abstention_texts=["자료에 없습니다."]), cfg)
+    assert out.reason == "model_abstained"
     fake_llm.script(Reply(payload("insufficient_evidence")))
     out = run(prompt, fake_llm, max_attempts=1)
     assert out.reason == "validation_failed" and "status_contract" in {v.code for v in out.violations}
@@ -325,6 +333,7 @@ def test_extractive_generator_abstains_when_nothing_matches(prompt):
         calls.append(len(sentences))
         return [0.01] * len(sentences)
 
-    out = generate_answer(prompt, ExtractiveGenerator(scorer=scorer), CitationValidator(), GenerationConfig())
+    cfg = GenerationConfig(extractive_model_weight=1.0)  # the model's score is the whole score
+    out = generate_answer(prompt, ExtractiveGenerator(cfg, scorer=scorer), CitationValidator(), cfg)
     assert (out.status, out.reason, out.citations) == ("insufficient_evidence", "model_abstained", ())
-    assert calls == [4]  # the hook saw every candidate sentence of both blocks
+    assert calls == [4]  # the model saw every candidate unit of both blocks (fewer than model_candidates)

@@ -46,7 +46,8 @@ PROPS = settings(max_examples=int(os.environ.get("RAG_PROPS_EXAMPLES", "200")), 
     ("Dr. Smith measured 3.5 mg, e.g. in vitro. Thomas K. Arnold agreed. Was it safe? Yes!",
      ["Dr. Smith measured 3.5 mg, e.g. in vitro.", "Thomas K. Arnold agreed.", "Was it safe?", "Yes!"]),
     ("He said \"stop.\" Then he left.", ["He said \"stop.\"", "Then he left."]),
-    ("다음 사항을 확인한다.\n1. 밀폐공간의 위험성\n2. 측정 방법", ["다음 사항을 확인한다.", "1. 밀폐공간의 위험성\n2. 측정 방법"]),
+    # line-start items are units of their own (was: the two items were one sentence)
+    ("다음 사항을 확인한다.\n1. 밀폐공간의 위험성\n2. 측정 방법", ["다음 사항을 확인한다.", "1. 밀폐공간의 위험성", "2. 측정 방법"]),
     ("첫 문단이다\n\n둘째 문단이다", ["첫 문단이다", "둘째 문단이다"]),
     ("終わり。次です！", ["終わり。", "次です！"]),
 ])
@@ -166,9 +167,12 @@ def test_valid_payload_resolves_from_the_source_map_only(source_map):
 def test_violations_are_typed_and_reported_per_citation(source_map):
     r = V.validate(ans("연차는 15일입니다 [S1]. 보증 기간은 5년입니다 [S2]. 회사는 서울에 있다.",
                        cite(), cite("S2", "보증 기간은 5년", "Inspections are weekly.")), source_map)
-    assert codes(r) == ["missing_marker", "unsupported_claim", "unsupported_sentence"]
+    # 5년 is not in S2: a number_mismatch for the claim and for the sentence, besides the low support
+    assert codes(r) == ["missing_marker", "number_mismatch", "number_mismatch", "unsupported_claim",
+                        "unsupported_sentence"]
     assert r.resolved == ()
     assert [c.supported for c in r.citations] == [True, False]
+    assert r.citations[1].missing_quantities == ("5년",) and not r.citations[1].numbers_ok
     assert r.sentences[1].support == 0.0 and r.sentences[2].support is None
     assert r.violations[0].source_id == "S2"
 
@@ -181,8 +185,9 @@ def test_violations_are_typed_and_reported_per_citation(source_map):
     (ans("연차 휴가는 15일입니다 [S1]. 자세히는 https://evil.example/x 참고 [S1].", cite()),
      ["unsupported_sentence", "url_in_answer"]),
     (ans("연차 휴가는 15일입니다 [S1].", cite(claim="연차 휴가 15일 www.evil.example")), ["url_in_answer"]),
-    (ans("연차 휴가는 15일입니다 [S1].", cite(), status="insufficient_evidence"), ["status_contract"] * 2),
-    (ans("연차 휴가는 15일일 수도 있습니다 [S1].", status="insufficient_evidence"), ["status_contract"]),
+    # citations, markers, and an answer that asserts something: three status_contract violations
+    (ans("연차 휴가는 15일입니다 [S1].", cite(), status="insufficient_evidence"), ["status_contract"] * 3),
+    (ans("연차 휴가는 15일일 수도 있습니다 [S1].", status="insufficient_evidence"), ["status_contract"] * 2),
     (ans("연차 휴가는 15일입니다 [S1]."), ["marker_without_citation", "status_contract"]),
     (ans("", cite()), ["citation_not_referenced", "empty_answer"]),
 ])
@@ -191,8 +196,10 @@ def test_contract_violations(source_map, payload, expected):
 
 
 def test_insufficient_evidence_without_citations_is_valid(source_map):
-    r = V.validate(ans("자료에 없습니다.", status="insufficient_evidence"), source_map)
+    r = V.validate(ans("", status="insufficient_evidence"), source_map)
     assert r.ok and r.status == "insufficient_evidence" and r.resolved == ()
+    told = CitationValidator(ValidationConfig(), abstention_texts=["자료에 없습니다."])
+    assert told.validate(ans(" 자료에  없습니다. ", status="insufficient_evidence"), source_map).ok
 
 
 def test_raw_text_is_parsed_and_schema_errors_are_violations(source_map):
@@ -249,3 +256,92 @@ def test_extractive_answers_pass_the_validator_on_the_demo_corpus(demo_pipeline)
         elif out.status == "answered":
             answered += 1
     assert answered >= 15  # of the 20 answerable demo questions
+
+
+# --------------------------------------------------------------------------- numbers, negation, locator, abstention
+STATUTE = ("**①** 출장자는 여행을 마친 날의 다음 날부터 2주일 이내에 증거서류를 갖추어 정산을 신청하여야 한다.\n\n"
+           "**②** 공용의 차량을 이용하여 여행하는 경우에는 운임을 지급하지 아니한다.\n\n"
+           "**③** 일비는 15일까지는 전액을, 그 후 5일까지는 절반을 지급한다.")
+
+
+@pytest.fixture(scope="module")
+def statute_map():
+    from rag.context.builder import ContextBlock
+    block = ContextBlock("S1", "travel:2026:0", "travel", "2026-01-02", STATUTE, 0, len(STATUTE), False, 90, 1.0, 1,
+                         uri="https://law.example/travel", title="여비 규정", locator="제8조")
+    return {"S1": block}
+
+
+def payload_for(claim: str, quote: str = "정산을 신청하여야 한다") -> AnswerPayload:
+    return ans(f"{claim} [S1]", cite("S1", claim, quote))
+
+
+def test_restated_numbers_and_polarity_pass_and_resolve_the_locator(statute_map):
+    r = V.validate(payload_for("출장자는 여행을 마친 다음 날부터 14일 안에 증거서류를 갖춰 정산을 신청해야 한다."), statute_map)
+    assert r.ok, r.violations
+    c = r.citations[0]
+    assert c.numbers_ok and c.polarity_ok and c.missing_quantities == () and c.polarity_reason is None
+    assert r.resolved[0].locator == "제8조" and r.resolved[0].uri == "https://law.example/travel"
+    assert V.validate(payload_for("제8조에 따라 출장자는 2주일 안에 정산을 신청해야 한다."), statute_map).ok
+
+
+def test_a_changed_number_is_a_number_mismatch_naming_the_number(statute_map):
+    r = V.validate(payload_for("출장자는 여행을 마친 다음 날부터 3주일 안에 증거서류를 갖춰 정산을 신청해야 한다."), statute_map)
+    assert codes(r) == ["number_mismatch", "number_mismatch"]  # the claim, and the sentence that says it
+    assert all("'3주일'" in v.message for v in r.violations)
+    assert r.citations[0].missing_quantities == ("3주일",) and not r.citations[0].supported
+    assert r.violations[0].source_id == "S1" and r.violations[1].sentence is not None
+    assert not r.sentences[0].numbers_ok and r.resolved == ()
+
+
+def test_arithmetic_the_source_does_not_state_is_not_supported(statute_map):
+    r = V.validate(payload_for("일비는 15일까지 전액, 그 후 5일까지 절반을 지급하므로 모두 20일 동안 지급한다.",
+                               "일비는 15일까지는 전액을"), statute_map)
+    assert "number_mismatch" in codes(r)
+    assert "20일" in r.citations[0].missing_quantities
+
+
+def test_a_flipped_obligation_is_a_negation_mismatch(statute_map):
+    r = V.validate(payload_for("공용 차량을 이용해 여행한 경우에도 운임을 지급한다.", "운임을 지급하지 아니한다"), statute_map)
+    assert codes(r) == ["negation_mismatch", "negation_mismatch"]
+    assert not r.citations[0].polarity_ok and "운임을 지급하지 아니한다" in r.citations[0].polarity_reason
+    ok = V.validate(payload_for("공용 차량을 이용해 여행하면 운임을 지급하지 않는다.", "운임을 지급하지 아니한다"), statute_map)
+    assert ok.ok, ok.violations
+
+
+def test_an_article_the_block_does_not_contain_is_a_number_mismatch(statute_map):
+    r = V.validate(payload_for("제18조에 따라 출장자는 2주일 안에 정산을 신청해야 한다."), statute_map)
+    assert "number_mismatch" in codes(r) and "'제18조'" in r.violations[0].message
+
+
+def test_check_claims_off_skips_the_fact_checks_of_claims(statute_map):
+    lax = CitationValidator(ValidationConfig(check_claims=False))
+    r = lax.validate(ans("출장자는 2주일 안에 정산을 신청해야 한다. [S1]", cite("S1", "3주일", "정산을 신청하여야 한다")),
+                     statute_map)
+    assert r.ok and r.citations[0].supported
+
+
+def test_check_support_is_the_validators_rule(statute_map):
+    from rag.answer.support import check_support
+    cfg = ValidationConfig()
+    good = check_support("출장자는 2주일 안에 증거서류를 갖춰 정산을 신청해야 한다 [S1]", STATUTE, cfg)
+    assert good.supported and good.score == good.lexical >= cfg.support_threshold
+    bad = check_support("출장자는 3주일 안에 증거서류를 갖춰 정산을 신청해야 한다", STATUTE, cfg)
+    assert bad.score_ok and not bad.numbers_ok and not bad.supported and bad.quantity_texts() == ("3주일",)
+    flipped = check_support("공용 차량을 이용해도 운임을 지급한다", STATUTE, cfg)
+    assert flipped.numbers_ok and flipped.polarity is not None and not flipped.supported
+
+
+@pytest.mark.parametrize("answer,ok", [
+    ("", True),
+    ("   ", True),
+    ("자료에서 답을 찾지 못했습니다.", True),  # a configured abstention text
+    ("자료에서  답을 찾지 못했습니다. ", True),  # same after normalize()
+    ("연차 휴가는 15일입니다.", False),  # an assertion
+])
+def test_insufficient_evidence_answer_carries_no_assertion(source_map, answer, ok):
+    v = CitationValidator(ValidationConfig(), abstention_texts=("자료에서 답을 찾지 못했습니다.", ""))
+    r = v.validate(ans(answer, status="insufficient_evidence"), source_map)
+    assert r.ok is ok
+    if not ok:
+        assert codes(r) == ["status_contract"] and "leave answer empty" in r.violations[0].message

@@ -146,15 +146,35 @@ def test_context_command_reports_budget_error(tiny_config, capsys):
     assert "no room for evidence" in err and "output_reserve=800" in err
 
 
+def test_injected_demo_document_is_quarantined_by_default(tiny_config):
+    """With the default ``security.quarantine: drop_document`` no block of the injected vendor FAQ
+    reaches the prompt, not even its harmless paragraphs, and the trace says why."""
+    from rag.pipeline import Pipeline
+
+    p = Pipeline.from_config(tiny_config)
+    p.build_index()
+    question = "When will vendors be paid and where do suppliers send invoices?"
+    _, prompt = p.build_prompt(question)
+    assert not [b for b in prompt.bundle.blocks if b.document_id == "vendor-faq-injected"]
+    got = p.retrieve(question)
+    assert got.quarantined and {q.document_id for q in got.quarantined} == {"vendor-faq-injected"}
+    assert {q.scope for q in got.quarantined} <= {"block", "document"}
+    assert all(q.to_json()["reason"] == "suspected_injection" for q in got.quarantined)
+    res = p.answer(question)
+    assert all(c.document_id != "vendor-faq-injected" for c in res.citations)
+    assert res.to_json()["trace"]["quarantined"]
+
+
 def test_injected_demo_document_is_defused_end_to_end(tiny_config):
-    """The demo corpus carries a prompt-injection document; through the whole pipeline it
+    """With the quarantine off, the injected document is retrieved; through the whole pipeline it
     cannot add a block, forge a citation or touch the system message."""
     import re
 
+    from rag.config import load_config
     from rag.pipeline import Pipeline
     from rag.context import DEFAULT_SYSTEM_PROMPT
 
-    p = Pipeline.from_config(tiny_config)
+    p = Pipeline(load_config(tiny_config).with_overrides({"security.quarantine": "off"}))
     p.build_index()
     _, prompt = p.build_prompt("When will vendors be paid and where do suppliers send invoices?")
     hostile = [b for b in prompt.bundle.blocks if b.document_id == "vendor-faq-injected"]
@@ -189,3 +209,86 @@ def test_guidelines_from_config_and_file_are_injected_as_tool_messages(tmp_path)
     gfile.write_text("- id: bad\n  text: no content key\n", encoding="utf-8")
     with pytest.raises(InputError, match="guideline 0"):
         Pipeline.from_config(cfg).build_prompt("per diem")
+
+
+def _answers_dataset(root):
+    root.mkdir(parents=True)
+    corpus = [{"id": "leave", "version": "1", "title": "Leave", "uri": "u:1",
+               "text": "Annual leave. Employees get fifteen days of annual leave in the first year."},
+              {"id": "leave", "version": "2", "title": "Leave", "uri": "u:2",
+               "text": "Annual leave. Employees get sixteen days of annual leave in the first year."},
+              {"id": "여비", "version": "2026-01-02", "title": "여비", "uri": "u:3",
+               "text": "출장자는 여행을 마친 날부터 2주일 이내에 운임의 정산을 신청하여야 한다."}]
+    qs = [{"id": "q1", "question": "How many days of annual leave do employees get in the first year?",
+           "answerable": True, "gold": {"doc_id": "leave", "article": "1", "answer_facts": ["sixteen days"],
+                                        "quote": "sixteen days", "superseded_facts": ["fifteen days"]},
+           "style": "version"},
+          {"id": "u1", "question": "What is the cafeteria lunch menu on Fridays?", "answerable": False,
+           "gold": {"reason": "not in the corpus"}}]
+    (root / "corpus.jsonl").write_text("".join(json.dumps(o, ensure_ascii=False) + "\n" for o in corpus), "utf-8")
+    (root / "questions.jsonl").write_text("".join(json.dumps(o, ensure_ascii=False) + "\n" for o in qs), "utf-8")
+    return root
+
+
+def test_eval_answers_json_and_table(tmp_path, capsys):
+    ds = _answers_dataset(tmp_path / "ds")
+    cfg = write_config(tmp_path / "c", gate={"fallback_signal": "bm25", "fallback_threshold": 1.0})
+    out = tmp_path / "res" / "answers.json"
+    assert main(["eval-answers", "--dataset", str(ds), "--config", str(cfg), "--json", str(out),
+                 "--set", "retrieval.candidates=5"]) == 0
+    printed = capsys.readouterr().out
+    assert "2 questions (1 answerable, 1 unanswerable)" in printed
+    assert "accuracy_answerable" in printed and "precision_of_answered" in printed
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert set(data) == {"dataset", "config_hash", "date", "seconds", "metrics", "by_style", "rows"}
+    assert {"n", "accuracy_answerable", "abstained_when_unanswerable", "answered_when_unanswerable",
+            "precision_of_answered", "superseded_cited", "validation_failed", "answered_when_answerable"} <= set(
+        data["metrics"])
+    assert data["metrics"]["n"] == 2 and data["dataset"] == str(ds)
+    assert [r["id"] for r in data["rows"]] == ["q1", "u1"]
+    assert set(data["rows"][0]) == {"id", "answerable", "style", "status", "reason", "answer", "cited", "facts_found",
+                                    "correct", "superseded_cited", "cited_gold_current"}
+    assert "style" not in data["rows"][1]
+
+
+def test_eval_answers_bad_dataset_exits_2(tmp_path, capsys):
+    cfg = write_config(tmp_path / "c")
+    assert main(["eval-answers", "--dataset", str(tmp_path / "nope"), "--config", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert "dataset folder not found" in err and "questions.jsonl" in err
+    ds = _answers_dataset(tmp_path / "ds")
+    (ds / "questions.jsonl").write_text('{"id": "q1", "answerable": true}\n', encoding="utf-8")
+    assert main(["eval-answers", "--dataset", str(ds), "--config", str(cfg)]) == 2
+    assert "questions.jsonl:1: missing 'question'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["eval-answers"])  # --dataset is required
+
+
+def test_eval_claims_json_and_table(tmp_path, capsys):
+    ds = _answers_dataset(tmp_path / "ds")
+    quote = "Employees get sixteen days of annual leave in the first year."
+    claims = [{"id": "c1", "doc_id": "leave", "version": "2", "quote": quote, "label": "supported",
+               "claim": "Employees get sixteen days of annual leave in their first year."},
+              {"id": "c2", "doc_id": "leave", "version": "2", "quote": quote, "label": "number_changed",
+               "claim": "Employees get thirty days of annual leave in their first year."}]
+    (ds / "claims.jsonl").write_text("".join(json.dumps(c) + "\n" for c in claims), encoding="utf-8")
+    cfg = write_config(tmp_path / "c")
+    out = tmp_path / "claims.json"
+    assert main(["eval-claims", "--dataset", str(ds / "claims.jsonl"), "--config", str(cfg), "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "2 claims" in printed and "supported" in printed and "number_changed" in printed
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["n"] == 2 and [r["id"] for r in data["rows"]] == ["c1", "c2"]
+    assert set(data["by_label"]) == {"supported", "number_changed"}
+    for v in data["by_label"].values():
+        assert v["n"] == 1 and {"n", "accepted"} <= set(v) and 0.0 <= v["accepted"] <= 1.0
+
+
+def test_eval_claims_bad_dataset_exits_2(tmp_path, capsys):
+    cfg = write_config(tmp_path / "c")
+    assert main(["eval-claims", "--dataset", str(tmp_path / "nope.jsonl"), "--config", str(cfg)]) == 2
+    assert "not found" in capsys.readouterr().err
+    bad = tmp_path / "claims.jsonl"
+    bad.write_text('{"id": "c1", "claim": "x", "quote": "y", "label": "supported"}\n{oops\n', encoding="utf-8")
+    assert main(["eval-claims", "--dataset", str(bad), "--config", str(cfg)]) == 2
+    assert "claims.jsonl:2" in capsys.readouterr().err

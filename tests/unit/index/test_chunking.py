@@ -1,13 +1,17 @@
 """Chunker invariants (property tests) and concrete examples."""
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from rag.config import ChunkingConfig
+from rag.errors import InputError
 from rag.index import Chunker
-from rag.text import TiktokenCounter, WhitespaceCounter
+from rag.text import TiktokenCounter, WhitespaceCounter, has_structure, segment
 from rag.types import Document
 
 TIKTOKEN = TiktokenCounter("cl100k_base")
@@ -310,3 +314,238 @@ def test_closing_quote_after_sentence_end_is_kept(text, first):
     chunks = Chunker(ChunkingConfig(max_tokens=5, overlap_tokens=0), WHITESPACE).chunk(_doc(text))
     assert chunks[0].text == first
     assert _uncovered(text, chunks) == []
+
+
+# ---------------------------------------------------------------------------
+# Structure-aware chunking (chunking.structure: auto) and document page numbers
+# ---------------------------------------------------------------------------
+STATUTES = Path(__file__).resolve().parents[2] / "fixtures" / "statutes"
+TRAVEL = (STATUTES / "travel_expenses.md").read_text(encoding="utf-8")
+SEED002 = (STATUTES / "seed002_plain.txt").read_text(encoding="utf-8")
+AUTO = ChunkingConfig(max_tokens=200, overlap_tokens=40)
+
+
+def _law(text: str, title: str = "공무원 여비 규정", **metadata) -> Document:
+    return Document(id="law", text=text, version="2026-01-02", title=title, uri="file:///law", metadata=metadata)
+
+
+def _article(n: int, words: int, paragraphs: int = 0) -> str:
+    body = " ".join(f"낱말{n}_{i}" for i in range(words))
+    if not paragraphs:
+        return f"##### 제{n}조 (조문{n})\n\n{body}."
+    marks = "①②③④⑤"
+    paras = "\n\n".join(f"**{marks[k]}** " + " ".join(f"항{n}_{k}_{i}" for i in range(words)) + "."
+                        for k in range(paragraphs))
+    return f"##### 제{n}조 (조문{n})\n\n{paras}"
+
+
+def _article_spans(text: str) -> list[tuple[str, int, int]]:
+    """(label, start, end) of each article: from its heading to the next heading or article."""
+    heads = [s for s in segment(text) if s.level == 0]
+    out = []
+    for a, b in zip(heads, [*heads[1:], None]):
+        if a.kind == "article":
+            out.append((a.label, a.start, b.start if b else len(text)))
+    return out
+
+
+def _check_articles_not_merged(text: str, chunks, counter, max_tokens: int) -> None:
+    """A chunk holds text of two articles only when both are tiny (under max_tokens // 4)."""
+    spans = _article_spans(text)
+    for c in chunks:
+        touched = [(lab, s, e) for lab, s, e in spans if s < c.end_char and c.start_char < e
+                   and text[max(s, c.start_char):min(e, c.end_char)].strip()]
+        if len(touched) > 1:
+            assert all(counter.count(text[s:e].strip()) < max_tokens // 4 for _, s, e in touched), (c.text, touched)
+
+
+def test_structure_auto_gives_one_article_per_chunk_where_plain_packs_them():
+    text = "# 공무원 여비 규정\n\n## 제1장 총칙\n\n" + "\n\n".join(_article(n, 30) for n in range(1, 7))
+    doc = _law(text)
+    plain = Chunker(ChunkingConfig(max_tokens=100, overlap_tokens=10, structure="plain"), WHITESPACE).chunk(doc)
+    auto = Chunker(ChunkingConfig(max_tokens=100, overlap_tokens=10), WHITESPACE).chunk(doc)
+    assert any(c.text.count("##### ") > 1 for c in plain)
+    assert len(auto) == 6 and all(c.text.count("##### ") == 1 for c in auto)
+    assert [c.locator for c in auto] == [f"제{n}조" for n in range(1, 7)]
+    assert auto[0].text.startswith("# 공무원 여비 규정\n\n## 제1장 총칙\n\n##### 제1조")  # headings ride along
+    assert auto[0].heading_path == ("제1장 총칙", "제1조 (조문1)")  # the document title is not repeated
+    assert all(c.text == text[c.start_char:c.end_char] for c in auto)
+    _check_articles_not_merged(text, auto, WHITESPACE, 100)
+
+
+def test_tiny_articles_are_packed_together_and_the_locator_names_the_range():
+    text = "## 제1장 총칙\n\n" + "\n\n".join(_article(n, 3) for n in range(1, 7))
+    chunks = Chunker(ChunkingConfig(max_tokens=60, overlap_tokens=0), WHITESPACE).chunk(_law(text))
+    assert len(chunks) < 6
+    assert chunks[0].locator.startswith("제1조~제")
+    _check_articles_not_merged(text, chunks, WHITESPACE, 60)
+
+
+def test_long_article_splits_at_paragraph_marks():
+    text = "## 제1장 총칙\n\n" + _article(5, 25, paragraphs=3) + "\n\n" + _article(6, 10)
+    chunks = Chunker(ChunkingConfig(max_tokens=40, overlap_tokens=0), WHITESPACE).chunk(_law(text))
+    assert [c.locator for c in chunks] == ["제5조", "제5조제2항", "제5조제3항", "제6조"]
+    assert chunks[0].text.startswith("## 제1장 총칙\n\n##### 제5조 (조문5)\n\n**①**")
+    assert chunks[1].text.startswith("**②**") and chunks[2].text.startswith("**③**")
+    assert all(c.heading_path == ("제1장 총칙", "제5조 (조문5)") for c in chunks[:3])
+    assert chunks[3].heading_path == ("제1장 총칙", "제6조 (조문6)")
+    assert all(WHITESPACE.count(c.text) <= 40 for c in chunks)
+
+
+def test_kolaw_markdown_locators_and_heading_paths():
+    doc = _law(TRAVEL)
+    chunks = Chunker(AUTO, TIKTOKEN).chunk(doc)
+    assert all(c.text == TRAVEL[c.start_char:c.end_char] for c in chunks)
+    assert chunks[0].start_char == 0 and chunks[0].locator == "제1조"
+    assert chunks[0].heading_path == ("제1장 총칙", "제1조 (목적)")
+    p2 = next(c for c in chunks if c.text.startswith("**②** 국내 여행자 및 국외 여행자는"))
+    assert p2.locator == "제8조의2제2항"
+    assert p2.heading_path == ("제1장 총칙", "제8조의2 (여비의 결제와 정산 등)")
+    art9 = next(c for c in chunks if "##### 제9조 (운임의 구분)" in c.text)
+    assert art9.locator == "제9조" and art9.heading_path == ("제2장 운임", "제9조 (운임의 구분)")
+    assert art9.text.startswith("## 제2장 운임")  # a bare chapter heading opens the next article's chunk
+    assert all(TIKTOKEN.count(c.text) <= 200 for c in chunks)
+    _check_articles_not_merged(TRAVEL, chunks, TIKTOKEN, 200)
+    # the document title is kept in the path when the document is titled differently
+    other = Chunker(AUTO, TIKTOKEN).chunk(_law(TRAVEL, title="Travel rules"))
+    assert other[0].heading_path == ("공무원 여비 규정", "제1장 총칙", "제1조 (목적)")
+
+
+def test_plain_hard_wrapped_statute_chunks_never_cut_inside_a_word_note_or_date():
+    chunks = Chunker(ChunkingConfig(max_tokens=120, overlap_tokens=0), TIKTOKEN).chunk(_law(SEED002, title="규칙"))
+    locators = [c.locator for c in chunks]
+    assert "제619조의2" in locators and "제629조" in locators and "제618조" in locators
+    assert any(loc.startswith("제619조의2제2항") for loc in locators)
+    for c in chunks:
+        for left, right in [("또", "\n는"), ("3년간", "\n보존"), ("2017. 3.", "\n3.>"), ("2024. 6.", " 28.")]:
+            assert not (c.text.endswith(left) and SEED002[c.end_char:].startswith(right))
+            assert not (c.text.startswith(right.strip()) and SEED002[:c.start_char].rstrip().endswith(left))
+        head = SEED002[:c.end_char]
+        assert head.rfind("<") <= head.rfind(">")  # never ends inside a <개정 …> note
+    _check_articles_not_merged(SEED002, chunks, TIKTOKEN, 120)
+
+
+def test_markdown_document_locator_is_the_heading_path():
+    text = ("# Handbook\n\n## Travel\n\n### Per diem\n\nThe daily allowance is 30,000 KRW.\n\n"
+            "### Hotels\n\nHotels are booked through the portal.")
+    chunks = Chunker(ChunkingConfig(max_tokens=16, overlap_tokens=0), WHITESPACE).chunk(_law(text, title="Handbook"))
+    assert [(c.locator, c.heading_path) for c in chunks] == [
+        ("Travel > Per diem", ("Travel", "Per diem")), ("Travel > Hotels", ("Travel", "Hotels"))]
+
+
+def test_plain_structure_ignores_headings_and_sets_no_locators():
+    chunks = Chunker(ChunkingConfig(structure="plain"), TIKTOKEN).chunk(_law(TRAVEL))
+    assert all(c.locator == "" and c.heading_path == () for c in chunks)
+    assert any(c.text.count("##### ") > 1 for c in chunks)  # packs across articles, as before
+
+
+@PROPS
+@given(text=any_text, params=chunker_params())
+def test_auto_equals_plain_on_text_without_structure(text, params):
+    max_tokens, overlap, counter_name = params
+    if has_structure(text):
+        return
+    counter = COUNTERS[counter_name]
+    auto = Chunker(ChunkingConfig(max_tokens=max_tokens, overlap_tokens=overlap), counter).chunk(_doc(text))
+    plain = Chunker(ChunkingConfig(max_tokens=max_tokens, overlap_tokens=overlap, structure="plain"),
+                    counter).chunk(_doc(text))
+    assert auto == plain
+
+
+_law_body = st.sampled_from([
+    "사업주는 근로자에게 보호구를 지급하여야 한다.", "다만, 특별한 사유가 있는 경우에는 그렇지 않다. <개정 2024. 6. 28.>",
+    "측정(「전파법」 제2조에 따른 무선설비 또\n는 무선통신을 포함한다. 이하 같다)하여 평가하도록 해야 한다.",
+    "산소농도의 범위가 18퍼센트 이상 23.5퍼센트 미만인 수준의 공기를 말한다.", "삭제 <2021.5.25>",
+    "여행을 마친 날의 다음 날부터 기산(起算)하여 2주일 이내에 정산을 신청하여야 한다.", "[본조신설 2017. 3. 3.]",
+    "The daily allowance is 30,000 KRW, e.g. for Dr. Lee.", "기록하여 3년간\n보존해야 한다.<신설 2025. 12. 1.>",
+])
+
+
+@st.composite
+def statute_docs(draw):
+    parts = []
+    markdown = draw(st.booleans())
+    n = 0
+    for _ in range(draw(st.integers(1, 6))):
+        if draw(st.integers(0, 4)) == 0:
+            parts.append(f"## 제{draw(st.integers(1, 9))}장 총칙" if markdown else "제2장 운임")
+        n += draw(st.integers(1, 3))
+        head = f"##### 제{n}조 (조문{n})" if markdown else f"제{n}조(조문{n})"
+        body = []
+        for k in range(draw(st.integers(0, 3))):
+            mark = f"**{'①②③'[k]}** " if markdown else f"{'①②③'[k]} "
+            sents = draw(st.lists(_law_body, min_size=1, max_size=4))
+            items = [f"  {i + 1}\\. 항목 {i + 1}" if markdown else f"{i + 1}. 항목 {i + 1}"
+                     for i in range(draw(st.integers(0, 3)))]
+            body.append(mark + " ".join(sents) + ("\n" + "\n".join(items) if items else ""))
+        if not body:
+            body.append(" ".join(draw(st.lists(_law_body, min_size=1, max_size=3))))
+        parts.append(head + ("\n\n" if markdown else " ") + ("\n\n" if markdown else "\n").join(body))
+    sep = draw(st.sampled_from(["\n\n", "\n", "\n\f"]))
+    return sep.join(parts)
+
+
+@PROPS
+@given(text=statute_docs(), max_tokens=st.integers(8, 120), data=st.data())
+def test_structured_chunk_invariants_on_statute_like_text(text, max_tokens, data):
+    overlap = data.draw(st.integers(0, max_tokens - 1))
+    counter = COUNTERS[data.draw(st.sampled_from(sorted(COUNTERS)))]
+    doc = _law(text)
+    chunks = Chunker(ChunkingConfig(max_tokens=max_tokens, overlap_tokens=overlap), counter).chunk(doc)
+    for n, c in enumerate(chunks):
+        assert c.text == text[c.start_char:c.end_char] and c.ordinal == n
+        assert not c.text[0].isspace() and not c.text[-1].isspace()
+        assert _is_edge_or_space(text, c.start_char - 1) and _is_edge_or_space(text, c.end_char)
+        if len(c.text.split()) > 1:
+            assert counter.count(c.text) <= max_tokens
+        assert "\f" not in c.text
+        assert c.page == (1 + text[:c.start_char].count("\f") if "\f" in text else None)
+        assert isinstance(c.heading_path, tuple)
+    for a, b in zip(chunks, chunks[1:]):
+        assert a.start_char < b.start_char and a.end_char < b.end_char
+        if b.start_char < a.end_char:
+            assert counter.count(text[b.start_char:a.end_char]) <= overlap or counter is TIKTOKEN
+    assert _uncovered(text, chunks) == []
+    _check_articles_not_merged(text, chunks, counter, max_tokens)
+    assert Chunker(ChunkingConfig(max_tokens=max_tokens, overlap_tokens=overlap), counter).chunk(doc) == chunks
+
+
+def test_metadata_pages_give_the_page_at_each_chunk_start():
+    text = "\n\n".join(_article(n, 30) for n in range(1, 5))
+    starts = [m.start() for m in re.finditer("##### ", text)]
+    doc = _law(text, pages=[[0, 111], [starts[2], 112]])
+    chunks = Chunker(ChunkingConfig(max_tokens=100, overlap_tokens=0), WHITESPACE).chunk(doc)
+    assert [c.page for c in chunks] == [111, 111, 112, 112]
+    one = Chunker(ChunkingConfig(max_tokens=100, overlap_tokens=0), WHITESPACE).chunk(_law(text, page=141))
+    assert [c.page for c in one] == [141] * 4
+    late = Chunker(ChunkingConfig(max_tokens=100, overlap_tokens=0), WHITESPACE).chunk(
+        _law(text, pages=((starts[1], 5),)))
+    assert [c.page for c in late] == [None, 5, 5, 5]  # before the first pair there is no page
+    plain = Chunker(ChunkingConfig(max_tokens=100, overlap_tokens=0, structure="plain"), WHITESPACE).chunk(
+        _law(text, page=141))
+    assert {c.page for c in plain} == {141}
+
+
+def test_metadata_pages_with_form_feeds_keep_the_hard_page_breaks():
+    text = "첫 쪽의 문장이다.\f둘째 쪽의 문장이다."
+    chunks = Chunker(ChunkingConfig(max_tokens=50, overlap_tokens=0), WHITESPACE).chunk(
+        _law(text, pages=[[0, 20], [text.index("둘째"), 21]]))
+    assert [(c.text, c.page) for c in chunks] == [("첫 쪽의 문장이다.", 20), ("둘째 쪽의 문장이다.", 21)]
+
+
+@pytest.mark.parametrize("metadata,needle", [
+    ({"pages": "1-3"}, "list of [start_char, page_number]"),
+    ({"pages": []}, "non-empty list"),
+    ({"pages": [[0, 1], [5]]}, "pages[1]"),
+    ({"pages": [[0, "2"]]}, "pages[0]"),
+    ({"pages": [[0, True]]}, "pages[0]"),
+    ({"pages": [[4, 1], [2, 2]]}, "sorted"),
+    ({"pages": [[0, 1], [10_000, 2]]}, "outside the text"),
+    ({"pages": [[0, -1]]}, "negative"),
+    ({"page": 1.5}, "'page' must be a non-negative integer"),
+    ({"page": 3, "pages": [[0, 3]]}, "both"),
+])
+def test_malformed_page_metadata_is_a_typed_error_naming_the_document(metadata, needle):
+    with pytest.raises(InputError, match=re.escape(needle)) as err:
+        Chunker().chunk(_law("제1조(목적) 본문이다.", **metadata))
+    assert "'law'" in str(err.value) and "2026-01-02" in str(err.value)
