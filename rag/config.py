@@ -234,11 +234,11 @@ class GenerationConfig(_Section):
     on_failure: Literal["error", "insufficient_evidence"] = "insufficient_evidence"
     # The extractive default (rag.answer.extractive): units are source sentences/items; see that module.
     extractive_max_sentences: int = Field(3, ge=1)
-    extractive_min_score: float = Field(0.3, ge=0, le=1)  # abstain when no unit's final score reaches it
+    extractive_min_score: float = Field(0.14, ge=0, le=1)  # abstain when no unit's final score reaches it (kolaw-dev)
     extractive_relative_floor: float = Field(0.6, ge=0, le=1)  # further units need this share of the best score
     extractive_min_chars: int = Field(8, ge=1)
     extractive_context_weight: float = Field(0.35, ge=0, le=1)  # weight of the whole block's lexical match
-    extractive_kind_penalty: float = Field(0.4, ge=0, le=1)  # numeric question, no quantity of that kind: score *=
+    extractive_kind_penalty: float = Field(0.2, ge=0, le=1)  # numeric question, no quantity of that kind: score *=
     extractive_scorer: Literal["embedding", "lexical"] = "embedding"  # the model that scores the best units
     extractive_model_candidates: int = Field(8, ge=1)  # units (best lexical first) the model scores
     extractive_crosslingual_candidates: int = Field(24, ge=0)  # units of blocks in another language it scores

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from rag.answer import AnswerPayload, CitationItem, CitationValidator
+from rag.answer.support import clear_cache as clear_support_cache
 from rag.batch import percentiles
 from rag.config import ValidationConfig
 from rag.context.builder import ContextBlock
@@ -141,6 +142,7 @@ def make_answer(source_map: dict[str, ContextBlock], rng: random.Random, cited: 
 
 def clear_all() -> None:
     clear_caches()
+    clear_support_cache()
     content_terms.cache_clear()
     _split_cached.cache_clear()
 

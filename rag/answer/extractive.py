@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from rag.answer.contract import AnswerPayload, CitationItem, GenerationOutput, GenerationRequest, TokenUsage
 from rag.answer.support import check_support
-from rag.answer.validation import evidence_text
+from rag.answer.support import evidence_text
 from rag.config import GenerationConfig, ValidationConfig
 from rag.context.builder import ContextBundle
 from rag.errors import GenerationError
@@ -202,8 +202,7 @@ class ExtractiveGenerator:
                         "decree): insufficient evidence")
             return AnswerPayload(status="insufficient_evidence", answer="", citations=())
         chosen: list[_Unit] = []
-        floor = max(c.extractive_min_score, c.extractive_relative_floor * ranked[0].score) if ranked \
-            else c.extractive_min_score
+        floor = c.extractive_min_score  # raised to relative_floor x the best unit that passes the support check
         for u in ranked:
             if u.score < floor or len(chosen) >= c.extractive_max_sentences:
                 break
@@ -213,6 +212,8 @@ class ExtractiveGenerator:
             if not check_support(u.text, source_text[u.source_id], self.validation).supported:
                 logger.debug("extractive: unit %s/%d fails the validator's support check", u.source_id, u.sent_pos)
                 continue
+            if not chosen:
+                floor = max(floor, c.extractive_relative_floor * u.score)
             chosen.append(u)
         if not chosen:
             best = ranked[0].score if ranked else 0.0

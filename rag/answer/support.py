@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rag.config import ValidationConfig
+from rag.context.builder import ContextBlock
 from rag.text.facts import (
+    Evidence,
     Quantity,
     clause_support,
     misplaced_quantities,
@@ -61,6 +64,13 @@ class SupportCheck:
         return tuple(dict.fromkeys(q.describe() for q in self.missing + self.misplaced))
 
 
+def evidence_text(block: ContextBlock) -> str:
+    """What a claim citing ``block`` is checked against: the block text after its locator as a heading line
+    (a claim may name the article the block belongs to even when the block text does not repeat it).
+    The validator and the extractive generator both check against this."""
+    return f"# {block.locator}\n\n{block.text}" if block.locator else block.text
+
+
 def decide(lexical: float, embedding: float | None, config: ValidationConfig) -> tuple[float, bool]:
     """(score, reached): the threshold rule of ``validation.support_method``."""
     if config.support_method == "lexical":
@@ -71,14 +81,22 @@ def decide(lexical: float, embedding: float | None, config: ValidationConfig) ->
     return max(lexical, e), lexical >= config.support_threshold or e >= config.embedding_threshold
 
 
-def check_support(claim: str, evidence_text: str, config: ValidationConfig, *,
+def check_support(claim: str, evidence_text: Evidence, config: ValidationConfig, *,
                   embedding: float | None = None) -> SupportCheck:
-    """Check ``claim`` (``[S#]`` markers are ignored) against ``evidence_text``. ``embedding`` is the
+    """Check ``claim`` (``[S#]`` markers are ignored) against ``evidence_text``: one text, or a tuple of
+    the texts of several cited blocks (a window never spans two blocks). ``embedding`` is the
     claim/evidence cosine for the embedding support methods (the caller embeds, in batches)."""
-    text = strip_markers(claim)
-    lex = clause_support(text, evidence_text)
+    lex, missing, misplaced, polarity = _facts(strip_markers(claim), evidence_text)
     score, ok = decide(lex, embedding, config)
-    missing = unsupported_quantities(text, evidence_text)
-    misplaced = misplaced_quantities(text, evidence_text)
-    polarity = polarity_mismatch(text, evidence_text)
     return SupportCheck(lex, embedding, score, ok, missing, misplaced, polarity)
+
+
+@lru_cache(maxsize=4096)
+def _facts(claim: str, evidence: Evidence) -> tuple[float, tuple[Quantity, ...], tuple[Quantity, ...], str | None]:
+    """What does not depend on the config, cached: an answer sentence usually repeats its citation's claim."""
+    return (clause_support(claim, evidence), unsupported_quantities(claim, evidence),
+            misplaced_quantities(claim, evidence), polarity_mismatch(claim, evidence))
+
+
+def clear_cache() -> None:
+    _facts.cache_clear()

@@ -37,7 +37,7 @@ from rag.config import ValidationConfig
 from rag.context.builder import ContextBlock
 from rag.errors import ConfigError
 from rag.answer.contract import AnswerPayload, Violation, ViolationCode, parse_payload
-from rag.answer.support import SupportCheck, check_support, decide
+from rag.answer.support import SupportCheck, check_support, decide, evidence_text
 from rag.text.sentences import answer_sentences, marker_ids, strip_markers
 from rag.text.support import find_urls, normalize, quote_found
 
@@ -119,12 +119,6 @@ class ValidationReport:
 def resolve(block: ContextBlock, claim: str, quote: str) -> ResolvedCitation:
     return ResolvedCitation(block.source_id, block.evidence_id, block.document_id, block.document_version, block.uri,
                             block.title, block.page, block.start_char, block.end_char, claim, quote, block.locator)
-
-
-def evidence_text(block: ContextBlock) -> str:
-    """What a claim is checked against: the block text, after its locator as a heading line (so a claim
-    may name the article the block belongs to even when the block text does not repeat it)."""
-    return f"# {block.locator}\n\n{block.text}" if block.locator else block.text
 
 
 def _plural(items: Sequence[str]) -> str:
@@ -304,8 +298,8 @@ class CitationValidator:
             if k not in checked:
                 sent_checks.append(SentenceCheck(k, sent.text, ids, valid, None, False))
                 continue
-            evidence = "\n\n".join(evidence_text(source_map[x]) for x in valid)
-            sc = check_support(checked[k][0], evidence, s, embedding=emb_of.get(k))
+            texts = tuple(evidence_text(source_map[x]) for x in valid)  # each block cached on its own
+            sc = check_support(checked[k][0], texts[0] if len(texts) == 1 else texts, s, embedding=emb_of.get(k))
             if not sc.score_ok:
                 violations.append(Violation("unsupported_sentence", f"sentence {k + 1} ({_short(sent.text)!r}) is "
                                             f"not supported by {', '.join(valid)} (support {sc.score:.2f} < "

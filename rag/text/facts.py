@@ -1,8 +1,12 @@
 """Facts a claim must share with its source: quantities (numbers with their units, dates,
 ratios, statute references) and the polarity of predicates (must / may / must not).
 
-Pure functions over text, cached per text, used by the citation validator and the
-extractive generator (through :func:`rag.answer.support.check_support`).
+Pure functions over text, used by the citation validator and the extractive generator
+(through :func:`rag.answer.support.check_support`). ``evidence`` is one text or a tuple of
+texts (the blocks a sentence cites; a window never spans two of them). Everything derived
+from an evidence text (its quantities, windows, clauses, term weights) is cached per text
+with ``functools.lru_cache``, so checking a new claim against blocks seen before costs little;
+:func:`clear_caches` empties those caches.
 
 Quantities (:func:`extract_quantities`)
     Arabic numbers (``20,000``, ``3.5``), Korean numerals and composites (``1억6천500만원`` =
@@ -78,12 +82,13 @@ import math
 import re
 import unicodedata
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 from typing import Literal
 
 from rag.text.lang import ZERO_WIDTH
+from rag.text.segment import segment
 from rag.text.sentences import strip_markers
 from rag.text.support import content_terms
 
@@ -108,6 +113,13 @@ class Quantity:
     end: int = 0
     rate: bool = False  # a "per" denominator: 연 60일, 1일에 4시간, per year
     implied: bool = False  # no numeral written: 연/월/매월 (one year / month), list enumerators
+    # float copies of value and number: a cheap first test before the exact Fraction comparison
+    fvalue: float = field(default=0.0, init=False, repr=False, compare=False)
+    fnumber: float = field(default=0.0, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fvalue", float(self.value))
+        object.__setattr__(self, "fnumber", float(self.number))
 
     def describe(self) -> str:
         return self.text.strip()
@@ -262,6 +274,7 @@ _KO_UNITS: tuple[_Unit, ...] = (
     _u(r"인(?![상하건정용원출증])", "person", "count", 1),
     _u(r"사람", "person", "count", 1, True),
     _u(r"층", "floor", "count", 1),
+    _u(r"박(?![사물람탈해수])", "night", "count", 1),
     _u(r"세(?![대금액율부기])|살", "age", "count", 1),
     _u(r"개(?![월년정선인소])|건(?![강물축설의])|가지", "item", "count", 1),
     _u(r"개소|곳", "place", "count", 1),
@@ -726,6 +739,9 @@ def _date_parts(q: Quantity) -> tuple[int | None, int | None, int | None]:
 
 def same_quantity(claim: Quantity, evidence: Quantity) -> bool:
     """True when ``evidence`` states what ``claim`` states (the claim side is the stricter one)."""
+    if claim.fvalue != evidence.fvalue and claim.fnumber != evidence.fnumber and claim.kind not in (
+            "ratio", "percent", "date") and evidence.kind not in ("ratio", "percent", "date"):
+        return False  # the common case, decided before the rules below (equal Fractions give equal floats)
     if evidence.implied and evidence.kind != "reference" and not claim.rate:
         return False  # 연 2퍼센트 implies one year only as a rate
     if claim.kind == "reference" or evidence.kind == "reference":
@@ -753,16 +769,65 @@ def claim_quantities(text: str) -> tuple[Quantity, ...]:
     return tuple(q for q in extract_quantities(strip_markers(text)) if not (q.kind == "reference" and q.implied))
 
 
-def unsupported_quantities(claim: str, evidence: str) -> tuple[Quantity, ...]:
+Evidence = str | tuple[str, ...]  # one text, or the texts of several cited blocks
+
+
+def _evidence_quantities(evidence: Evidence) -> tuple[Quantity, ...]:
+    if isinstance(evidence, str):
+        return extract_quantities(evidence)
+    return tuple(q for text in evidence for q in extract_quantities(text))
+
+
+def _ratio_value(q: Quantity) -> Fraction:
+    return q.value / 100 if q.kind == "percent" else q.value
+
+
+@dataclass(frozen=True)
+class _Index:
+    """Evidence quantities by value, written number and ratio, so a claim quantity is compared only with
+    the few that can be equal to it."""
+
+    by_value: dict[Fraction, list[Quantity]]
+    by_number: dict[Fraction, list[Quantity]]
+    by_ratio: dict[Fraction, list[Quantity]]
+    dates: list[Quantity]
+
+    def stated(self, q: Quantity) -> bool:
+        cands = self.by_value.get(q.value, []) + self.by_number.get(q.number, [])
+        if q.kind in ("ratio", "percent"):
+            cands += self.by_ratio.get(_ratio_value(q), [])
+        if q.kind == "date":
+            cands += self.dates
+        return any(same_quantity(q, e) for e in cands)
+
+
+def _build_index(quantities: tuple[Quantity, ...]) -> _Index:
+    idx = _Index({}, {}, {}, [])
+    for e in quantities:
+        idx.by_value.setdefault(e.value, []).append(e)
+        idx.by_number.setdefault(e.number, []).append(e)
+        if e.kind in ("ratio", "percent"):
+            idx.by_ratio.setdefault(_ratio_value(e), []).append(e)
+        if e.kind == "date":
+            idx.dates.append(e)
+    return idx
+
+
+@lru_cache(maxsize=5_000)
+def _index(evidence: Evidence) -> _Index:
+    return _build_index(_evidence_quantities(evidence))
+
+
+def unsupported_quantities(claim: str, evidence: Evidence) -> tuple[Quantity, ...]:
     """Claim quantities with no equal quantity anywhere in ``evidence`` (first of each value)."""
-    ev = extract_quantities(evidence)
+    idx = _index(evidence)
     out: list[Quantity] = []
     seen: set[tuple[Fraction, str, bool]] = set()
     for q in claim_quantities(claim):
         if (q.value, q.unit, q.rate) in seen:
             continue
         seen.add((q.value, q.unit, q.rate))
-        if not any(same_quantity(q, e) for e in ev):
+        if not idx.stated(q):
             out.append(q)
     return tuple(out)
 
@@ -789,19 +854,24 @@ def _terms(text: str) -> frozenset[str]:
 
 
 def _cut_clauses(sentence: str) -> list[str]:
-    out = []
-    for part in _CLAUSE_CUT.split(sentence):
-        part = part.strip(" ,")
-        if part and re.search(r"[가-힣A-Za-z]", part):
-            out.append(part)
-    return out
+    """Clauses of one sentence; never cut inside brackets ("(…는 제외하되, …는 포함한다)")."""
+    masked = _BRACKETED.sub(lambda m: "_" * len(m.group(0)), sentence) if "(" in sentence or "[" in sentence \
+        else sentence
+    out, pos = [], 0
+    for m in _CLAUSE_CUT.finditer(masked):
+        out.append(sentence[pos:m.start()])
+        pos = m.end()
+    out.append(sentence[pos:])
+    return [p for p in (x.strip(" ,") for x in out) if p and re.search(r"[가-힣A-Za-z]", p)]
 
 
 @lru_cache(maxsize=20_000)
 def split_clauses(text: str) -> tuple[str, ...]:
-    """Clauses of ``text``: sentences, cut again after connective endings (``…하며,``, ``…하되,``, ``…고,``)."""
+    """Clauses of ``text``: sentences, cut again after connective endings (``…하며,``, ``…하되,``, ``…고,``).
+    Amendment notes (``<개정 …>``) are no clause: they state no rule."""
     out: list[str] = []
-    for line in (strip_markers(text) if "[" in text else text).split("\n"):
+    text = _NOTE.sub(" ", strip_markers(text) if "[" in text else text)
+    for line in text.split("\n"):
         for s in _sentences(line):
             out.extend(_cut_clauses(s))
     return tuple(out)
@@ -874,9 +944,16 @@ def _sentences(line: str) -> list[str]:
 
 
 def _piece(text: str, start: int, end: int) -> _Piece:
-    main = _clean(text)
-    clauses = tuple(_EvClause(c, _terms(c), *_polarity(c)) for c in _cut_clauses(main))
-    return _Piece(text, _terms(text), _terms(main), clauses, ((start, end),))
+    clauses = tuple(_EvClause(c, _terms(c), *_polarity(c))
+                    for sentence in _sentences(_clean(text)) for c in _cut_clauses(sentence))
+    return _Piece(text, _terms(text), _terms(_outside_brackets(text)), clauses, ((start, end),))
+
+
+def _outside_brackets(text: str) -> str:
+    prev = None
+    while prev != text:
+        prev, text = text, _PAREN.sub(" ", text)
+    return text
 
 
 _ANNOUNCES = re.compile(r"다음|아래|(?i:following|as follows|below)|:$")
@@ -884,9 +961,27 @@ _TABLE_ROW = re.compile(r"[│|┃]")
 _WORDCHAR = re.compile(r"[^\W_]")
 
 
+def _unwrapped(t: str) -> str:
+    """``t`` with hard wraps (a newline inside one segment of the shared segmenter, as in
+    "일산화탄\n소의") turned into spaces, so a wrapped item or sentence stays one unit; table lines
+    keep their newlines. Same length as ``t``."""
+    if "\n" not in t:
+        return t
+    chars = list(t)
+    for seg in segment(t):
+        for i in range(seg.start, seg.end):
+            if chars[i] == "\n":
+                before = t.rfind("\n", 0, i) + 1
+                after = t.find("\n", i + 1)
+                lines = (t[before:i], t[i + 1:after if after >= 0 else len(t)])
+                if not any(_TABLE_ROW.search(x) or x.lstrip().startswith(("#", "|")) for x in lines):
+                    chars[i] = " "
+    return "".join(chars)
+
+
 def _units(t: str) -> list[tuple[int, str, _Piece]]:
     """(paragraph index, kind, piece) of every sentence, list item (text | item | row) of normalised text."""
-    masked = _NOTE.sub(lambda m: " " * len(m.group(0)), t)
+    masked = _NOTE.sub(lambda m: " " * len(m.group(0)), _unwrapped(t))
     units: list[tuple[int, str, _Piece]] = []
     pi, pos, blank = 0, 0, False
     for line in masked.split("\n"):
@@ -952,47 +1047,98 @@ def coverage(terms: frozenset[str], window_terms: frozenset[str]) -> float:
     return len(terms & window_terms) / len(terms) if terms else 0.0
 
 
+def _score(clause_terms: frozenset[str], w: Window) -> float:
+    return (len(clause_terms & w.terms) + len(clause_terms & w.main_terms)) / (2 * len(clause_terms)) \
+        if clause_terms else 0.0
+
+
 def _aligned(clause_terms: frozenset[str], windows: tuple[Window, ...], margin: float) -> tuple[float, list[Window]]:
     """The windows that cover the clause best: by all their terms, half-credited for terms that occur only
     in brackets (a window that names a place only to exclude it is a worse match)."""
-    scores = [((coverage(clause_terms, w.terms) + coverage(clause_terms, w.main_terms)) / 2, w) for w in windows]
-    best = max((s for s, _ in scores), default=0.0)
+    if not clause_terms or not windows:
+        return 0.0, []
+    n = len(clause_terms)
+    shared = [len(clause_terms & w.terms) for w in windows]
+    top = max(range(len(windows)), key=shared.__getitem__)
+
+    def score(k: int) -> float:
+        return (shared[k] + len(clause_terms & windows[k].main_terms)) / (2 * n)
+
+    best = score(top)
+    # a window scores at most shared/n, so only those can reach best - margin
+    scores = [(score(k), w) for k, w in enumerate(windows) if shared[k] / n >= best - margin]
+    best = max(s for s, _ in scores)
     return best, [w for s, w in scores if s >= best - margin and s > 0]
 
 
-def clause_support(claim: str, evidence: str) -> float:
+def _windows(evidence: Evidence) -> tuple[Window, ...]:
+    if isinstance(evidence, str):
+        return evidence_windows(evidence)
+    return tuple(w for text in evidence for w in evidence_windows(text))
+
+
+def clause_support(claim: str, evidence: Evidence) -> float:
     """Clause-aligned lexical support (0..1): each clause of the claim is scored by the share of its
     content terms found in the one evidence window (a sentence, two adjacent sentences, or a list item
     with its lead) that covers most of them, and the claim scores as its weakest clause. A claim that
     joins a fact of the evidence with a fact the evidence states nowhere in one place scores low even
     when every word occurs somewhere in the evidence."""
-    windows = evidence_windows(evidence)
+    windows = _windows(evidence)
     scores = [max((coverage(terms, w.terms) for w in windows), default=0.0)
-              for terms in (content_terms(c) for c in split_clauses(claim)) if terms]
+              for terms in (_terms(c) for c in split_clauses(claim)) if terms]
     return min(scores) if scores else 0.0
 
 
 ALIGN_MARGIN = 0.02  # windows this close to the best one also count as aligned
+ALIGN_FALLBACK_MARGIN = 0.05  # see misplaced_quantities
 
 
-def misplaced_quantities(claim: str, evidence: str) -> tuple[Quantity, ...]:
+@lru_cache(maxsize=5_000)
+def _clause_quantities(claim: str) -> tuple[tuple[str, tuple[Quantity, ...]], ...]:
+    """Each clause of the claim with its quantities, taken from the claim's own (cached) extraction when
+    normalisation kept the claim's offsets, else extracted clause by clause."""
+    clauses = split_clauses(claim)
+    qs = claim_quantities(claim)
+    if len(clauses) == 1:
+        return ((clauses[0], qs),)
+    if normalize_facts(claim) != claim:
+        return tuple((c, claim_quantities(c)) for c in clauses)
+    out, pos = [], 0
+    for c in clauses:
+        start = claim.find(c, pos)
+        if start < 0:
+            return tuple((c, claim_quantities(c)) for c in clauses)
+        end = pos = start + len(c)
+        out.append((c, tuple(q for q in qs if start <= q.start and q.end <= end)))
+    return tuple(out)
+
+
+def misplaced_quantities(claim: str, evidence: Evidence) -> tuple[Quantity, ...]:
     """Claim quantities that the evidence states, but not in the windows aligned with the claim's
     clause (``20년 이상: 10일`` against a list whose ``20년 이상`` item says ``7일`` while ``10일``
     occurs in another paragraph). Quantities absent from the evidence are not listed here."""
-    windows = evidence_windows(evidence)
-    ev_all = extract_quantities(evidence)
+    windows = _windows(evidence)
+    idx = _index(evidence)
     out: list[Quantity] = []
-    for clause in split_clauses(claim):
-        qs = [q for q in claim_quantities(clause) if q.kind != "reference"]
+    for clause, clause_qs in _clause_quantities(claim):
+        qs = [q for q in clause_qs if q.kind not in ("reference", "date")]  # dates are specific enough
         if not qs:
             continue
-        terms = content_terms(clause)
+        terms = _terms(clause)
         for q in qs:
-            if not any(same_quantity(q, e) for e in ev_all):
+            if not idx.stated(q):
                 continue  # not stated at all: unsupported_quantities reports it
             # align without the quantity's own words, so that "16일" does not pull towards the row saying 16
-            _, near = _aligned(terms - content_terms(q.text), windows, ALIGN_MARGIN)
-            if not any(same_quantity(q, e) for w in near for e in w.quantities):
+            reduced = terms - _terms(q.text)
+            best, near = _aligned(reduced, windows, ALIGN_MARGIN)
+            if any(same_quantity(q, e) for w in near for e in w.quantities):
+                continue
+            # ...unless those words are all that tells two windows apart ("4개월째부터" / "7개월째부터"): the
+            # quantity is also in place when every window that matches the clause best with them holds it and
+            # is nearly as good without them
+            _, tops = _aligned(terms, windows, 0.0)
+            if not tops or not all(any(same_quantity(q, e) for e in w.quantities)
+                                   and _score(reduced, w) >= best - ALIGN_FALLBACK_MARGIN for w in tops):
                 out.append(q)
     return tuple(out)
 
@@ -1112,38 +1258,48 @@ _ANTONYM_PAIRS = (("허용", "금지"), ("포함", "제외"), ("유리", "불리
 _EN_ANTONYM_PREFIXES = ("un", "in", "non", "non-", "il", "ir", "im", "dis")
 
 
+_STEM = re.compile(r"([가-힣]{2,}?)(?:" + "|".join(_KO_STEM_SUFFIXES) + r")(?![가-힣])|([가-힣]+)|([A-Za-z][A-Za-z-]+)")
+
+
 @lru_cache(maxsize=20_000)
 def _stems(text: str) -> frozenset[str]:
-    out: set[str] = set()
-    for w in re.findall(r"[가-힣]+|[A-Za-z][A-Za-z-]+", text):
-        if re.match(r"[가-힣]", w):
-            for suf in _KO_STEM_SUFFIXES:
-                if w.endswith(suf) and len(w) - len(suf) >= 2:
-                    w = w[:-len(suf)]
-                    break
-        out.add(w.lower())
-    return frozenset(out)
+    """Words with their longest ending or particle stripped (Korean; a stem keeps two syllables), or
+    lowercased (English)."""
+    return frozenset(m.group(1) or m.group(2) or m.group(3).lower() for m in _STEM.finditer(text))
+
+
+@lru_cache(maxsize=20_000)
+def _antonym_forms(claim: str) -> dict[str, str]:
+    """The opposite forms of the claim's words (``공개`` → ``비공개``, ``불공개``…; ``유급`` → ``무급``;
+    ``unpaid`` → ``paid``), each mapped to the claim's word."""
+    forms: dict[str, str] = {}
+    for w in _stems(claim):
+        korean = "가" <= w[0] <= "힣"
+        prefixes = _ANTONYM_PREFIXES if korean else _EN_ANTONYM_PREFIXES
+        min_rest = 2 if korean else 4
+        for p in prefixes:
+            if w.startswith(p) and len(w) - len(p) >= min_rest:
+                forms.setdefault(w[len(p):], w)
+            if len(w) >= min_rest:
+                forms.setdefault(p + w, w)
+        if korean and w.startswith("유") and len(w) >= 2:
+            forms.setdefault("무" + w[1:], w)
+    return forms
 
 
 def _antonym(claim: str, evidence: str) -> tuple[str, str] | None:
     c, e = _stems(claim), _stems(evidence)
-    only_c, only_e = c - e, e - c
     for a, b in _ANTONYM_PAIRS:
         for x, y in ((a, b), (b, a)):
-            if any(w.startswith(x) for w in only_c) and any(w.startswith(y) for w in only_e) \
-                    and not any(w.startswith(x) for w in e):
+            if x not in claim or y not in evidence or x in evidence:
+                continue  # a substring test first: the pairs rarely occur at all
+            if any(w.startswith(x) for w in c - e) and any(w.startswith(y) for w in e - c):
                 return x, y
-    for w in only_c:
-        korean = bool(re.match(r"[가-힣]", w))
-        prefixes = _ANTONYM_PREFIXES if korean else _EN_ANTONYM_PREFIXES
-        min_rest = 2 if korean else 4
-        for p in prefixes:
-            if w.startswith(p) and len(w) - len(p) >= min_rest and w[len(p):] in only_e:
-                return w, w[len(p):]
-            if len(w) >= min_rest and p + w in only_e:
-                return w, p + w
-        if korean and w.startswith("유") and len(w) >= 2 and "무" + w[1:] in only_e:
-            return w, "무" + w[1:]
+    forms = _antonym_forms(claim)
+    for form in sorted(forms.keys() & e):
+        word = forms[form]
+        if word not in e and form not in c:
+            return word, form
     return None
 
 
@@ -1158,19 +1314,37 @@ class _Aligned:
     windows: tuple[tuple[frozenset[str], tuple[_EvClause, ...]], ...]
     weight: dict[str, float]
     clauses: tuple[_EvClause, ...]  # every clause once
+    stems: frozenset[str]  # every word of the evidence, as _stems gives it
+    text: str  # the evidence texts, joined
 
 
 @lru_cache(maxsize=5_000)
-def _aligned_evidence(text: str) -> _Aligned:
-    windows = evidence_windows(text)
+def _document_frequency(text: str) -> tuple[int, dict[str, int]]:
+    """(number of windows, in how many windows each term occurs) of one evidence text."""
     df: dict[str, int] = {}
+    windows = evidence_windows(text)
     for w in windows:
         for t in w.terms:
             df[t] = df.get(t, 0) + 1
-    n = len(windows)
+    return len(windows), df
+
+
+@lru_cache(maxsize=5_000)
+def _aligned_evidence(evidence: Evidence) -> _Aligned:
+    windows = _windows(evidence)
+    texts = (evidence,) if isinstance(evidence, str) else evidence
+    n, df = 0, {}
+    for text in texts:  # merged per text: each text's counts are cached
+        k, d = _document_frequency(text)
+        n += k
+        if not df:
+            df = dict(d)
+        else:
+            for t, c in d.items():
+                df[t] = df.get(t, 0) + c
     every = tuple({c.text: c for w in windows for c in w.clauses}.values())
     return _Aligned(tuple((w.terms, w.clauses) for w in windows), {t: math.log(1 + n / d) for t, d in df.items()},
-                    every)
+                    every, frozenset().union(*map(_stems, texts)), "\n".join(texts))
 
 
 def _weighted(terms: frozenset[str], other: frozenset[str], weight: dict[str, float], total: float) -> float:
@@ -1180,15 +1354,15 @@ def _weighted(terms: frozenset[str], other: frozenset[str], weight: dict[str, fl
 @lru_cache(maxsize=5_000)
 def _claim_sentences(claim: str) -> list[tuple[frozenset[str], tuple[str, ...]]]:
     out = []
-    for line in strip_markers(claim).split("\n"):
+    for line in _NOTE.sub(" ", strip_markers(claim)).split("\n"):
         for s in _sentences(line):
             clauses = split_clauses(s)
             if clauses:
-                out.append((content_terms(s), clauses))
+                out.append((_terms(s), clauses))
     return out
 
 
-def polarity_mismatch(claim: str, evidence: str) -> str | None:
+def polarity_mismatch(claim: str, evidence: Evidence) -> str | None:
     """A short reason when a clause of ``claim`` flips the obligation, permission or prohibition of the
     evidence clause it restates; None otherwise.
 
@@ -1199,23 +1373,39 @@ def polarity_mismatch(claim: str, evidence: str) -> str | None:
     if not ev.windows:
         return None
     for sent_terms, clauses in _claim_sentences(claim):
-        total = sum(ev.weight.get(t, 1.0) for t in sent_terms)
-        scored = [(_weighted(sent_terms, wt, ev.weight, total), k) for k, (wt, _) in enumerate(ev.windows)]
-        best = max(s for s, _ in scored)
-        if best <= 0:
-            continue
-        top = [ev.windows[k][1] for s, k in scored if s >= best - 1e-9]
+        top = _TopWindows(ev, sent_terms)
         for cl in clauses:
-            reason = _clause_flip(cl, top, ev.clauses)
+            reason = _clause_flip(cl, top, ev)
             if reason:
                 return reason
     return None
 
 
-def _clause_flip(cl: str, windows: list[tuple[_EvClause, ...]], every: tuple[_EvClause, ...]) -> str | None:
-    terms = content_terms(cl)
+class _TopWindows:
+    """The clauses of the windows a claim sentence matches best (idf-weighted), computed when first asked."""
+
+    def __init__(self, ev: _Aligned, sent_terms: frozenset[str]) -> None:
+        self.ev, self.sent_terms = ev, sent_terms
+        self._clauses: list[_EvClause] | None = None
+
+    def clauses(self) -> list[_EvClause]:
+        if self._clauses is None:
+            weight = self.ev.weight
+            known = self.sent_terms & weight.keys()  # terms the evidence has at all
+            total = sum(weight[t] for t in known) + (len(self.sent_terms) - len(known))
+            scored = [(_weighted(known, wt, weight, total), k) for k, (wt, _) in enumerate(self.ev.windows)]
+            best = max((s for s, _ in scored), default=0.0)
+            self._clauses = [c for s, k in scored if best > 0 and s >= best - 1e-9 for c in self.ev.windows[k][1]]
+        return self._clauses
+
+
+def _clause_flip(cl: str, top: _TopWindows, ev: _Aligned) -> str | None:
+    every = ev.clauses
+    terms = _terms(cl)
     if not terms:
         return None
+    scope = not _EXCLUSIVE_ANY.search(cl) and bool(_UNIVERSAL.search(cl))  # could drop a limit (see _scope_flip)
+    words = _clean(cl)  # compared as the evidence clauses are: without what stands in brackets
     min_align = POLARITY_MIN_ALIGN if re.search(r"[가-힣]", cl) else POLARITY_MIN_ALIGN_EN
     sign, bound, head = _polarity(cl)
     if sign is not None and head:
@@ -1224,10 +1414,10 @@ def _clause_flip(cl: str, windows: list[tuple[_EvClause, ...]], every: tuple[_Ev
                 and c.bound == bound]
         same = [(s, c) for s, c in same if s >= min_align]
         if same:
-            top = max(s for s, _ in same)
-            near_same = [c for s, c in same if s >= top - 1e-9]
+            best_same = max(s for s, _ in same)
+            near_same = [c for s, c in same if s >= best_same - 1e-9]
             for s, c in same:
-                limited = _scope_flip(cl, c.text) if s >= top - 0.1 else None
+                limited = _scope_flip(cl, c.text) if scope and s >= best_same - 0.1 else None
                 if limited is not None:
                     return (f"the source limits this to {limited!r} only, the claim drops the limit: "
                             f"{_short(c.text)!r}")
@@ -1236,9 +1426,13 @@ def _clause_flip(cl: str, windows: list[tuple[_EvClause, ...]], every: tuple[_Ev
                 return (f"the claim is {said} ({_short(cl, 60)!r}) but the source says the opposite: "
                         f"{_short(near_same[0].text)!r}")
             sign = None  # same polarity as the clause with the same predicate: only words are compared below
+    antonyms = bool(_antonym_forms(words).keys() & ev.stems) or any(
+        (x in words and y in ev.text) or (y in words and x in ev.text) for x, y in _ANTONYM_PAIRS)
+    if sign is None and not antonyms and not scope:
+        return None  # nothing left that could differ
     # Korean: the clauses of the window the claim sentence matches (a short clause such as "이 휴가는
     # 유급이다" is placed by its sentence); English: the clause that covers the claim clause best anywhere
-    pool = [c for w in windows for c in w] if min_align == POLARITY_MIN_ALIGN else list(every)
+    pool = top.clauses() if min_align == POLARITY_MIN_ALIGN else list(every)
     cands = [(coverage(terms, c.terms), c) for c in pool]
     if not cands:
         return None
@@ -1246,11 +1440,11 @@ def _clause_flip(cl: str, windows: list[tuple[_EvClause, ...]], every: tuple[_Ev
     if best < min_align:
         return None
     near = [c for s, c in cands if s >= best - 1e-9]
-    for c in near:
-        anti = _antonym(cl, c.text)
+    for c in near if antonyms else ():
+        anti = _antonym(words, c.text)
         if anti is not None:
             return f"the claim says {anti[0]!r} where the source says {anti[1]!r}: {_short(c.text)!r}"
-    for c in near:
+    for c in near if scope else ():
         limited = _scope_flip(cl, c.text)
         if limited is not None:
             return f"the source limits this to {limited!r} only, the claim drops the limit: {_short(c.text)!r}"
@@ -1272,5 +1466,5 @@ def _short(text: str, n: int = 90) -> str:
 def clear_caches() -> None:
     """Empty this module's per-text caches (benchmarks measure cold validation with it)."""
     for fn in (normalize_facts, extract_quantities, split_clauses, evidence_windows, _stems, _aligned_evidence,
-               _claim_sentences):
+               _claim_sentences, _index, _document_frequency, _antonym_forms, _clause_quantities):
         fn.cache_clear()

@@ -29,7 +29,7 @@ FactKind = Literal["deadline", "period", "amount", "ratio", "count", "who", "con
 QUANTITY_KINDS: dict[str, frozenset[str]] = {
     "deadline": frozenset({"period", "date"}),
     "period": frozenset({"period", "date"}),
-    "amount": frozenset({"money", "ratio", "percent"}),  # "얼마" also asks for 10분의 3, 5배
+    "amount": frozenset({"money", "ratio", "percent", "measure"}),  # "얼마" also asks for 10분의 3, 5배, 30 km/h
     "ratio": frozenset({"ratio", "percent"}),
     "count": frozenset({"count"}),
 }

@@ -345,3 +345,18 @@ def test_insufficient_evidence_answer_carries_no_assertion(source_map, answer, o
     assert r.ok is ok
     if not ok:
         assert codes(r) == ["status_contract"] and "leave answer empty" in r.violations[0].message
+
+
+def test_a_sentence_citing_two_blocks_is_checked_against_both(statute_map):
+    from rag.context.builder import ContextBlock
+    other = "**①** 숙박비는 1박에 7만원을 넘지 아니하는 범위에서 실비로 지급한다."
+    both = {**statute_map, "S2": ContextBlock("S2", "lodging:0", "lodging", "1", other, 0, len(other), False, 20, 0.5,
+                                              2)}
+    answer = "출장자는 2주일 안에 정산을 신청해야 하며, 숙박비는 1박에 7만원 범위에서 실비로 받는다. [S1][S2]"
+    r = V.validate(ans(answer, cite("S1", "출장자는 2주일 안에 정산을 신청해야 한다", "정산을 신청하여야 한다"),
+                       cite("S2", "숙박비는 1박에 7만원 범위에서 실비로 지급한다", "실비로 지급한다")), both)
+    assert r.ok, r.violations
+    wrong = answer.replace("7만원", "8만원")
+    r = V.validate(ans(wrong, cite("S1", "출장자는 2주일 안에 정산을 신청해야 한다", "정산을 신청하여야 한다"),
+                       cite("S2", "숙박비는 1박에 7만원 범위에서 실비로 지급한다", "실비로 지급한다")), both)
+    assert codes(r) == ["number_mismatch"] and "'8만원'" in r.violations[0].message

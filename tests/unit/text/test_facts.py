@@ -355,3 +355,35 @@ def test_polarity_flips(claim, evidence):
 ])
 def test_no_polarity_flip(claim, evidence):
     assert polarity_mismatch(claim, evidence) is None
+
+
+def test_amendment_notes_in_a_claim_are_no_clause():
+    ev = "**①** 공용의 차량을 이용하여 여행하는 경우에는 운임을 지급하지 않는다. <개정 2021.11.30>"
+    claim = "공용의 차량을 이용하여 여행하는 경우에는 운임을 지급하지 않는다. <개정 2021.11.30>"
+    assert split_clauses(claim) == ("공용의 차량을 이용하여 여행하는 경우에는 운임을 지급하지 않는다.",)
+    assert clause_support(claim, ev) == 1.0 and unsupported_quantities(claim, ev) == ()
+    assert misplaced_quantities(claim, ev) == () and polarity_mismatch(claim, ev) is None
+
+
+def test_verbatim_sentences_of_a_statute_pass_every_check():
+    text = ARTICLE_20 + "\n" + LEAVE + "\n\n" + DEPOSIT
+    for line in text.split("\n"):
+        if line.strip() and not line.startswith("#"):
+            assert clause_support(line, text) == 1.0, line
+            assert unsupported_quantities(line, text) == () and misplaced_quantities(line, text) == (), line
+            assert polarity_mismatch(line, text) is None, line
+
+
+def test_a_number_that_alone_tells_two_items_apart_is_in_place():
+    ev = ("**①** 수당은 다음 각 호의 구분에 따라 지급한다.\n\n  1\\. 육아휴직 4개월째부터 6개월째까지: 200만원\n"
+          "  2\\. 육아휴직 7개월째부터 12개월째까지: 160만원")
+    assert misplaced_quantities("육아휴직 4개월째부터 6개월째까지는 200만원을 지급한다.", ev) == ()
+    assert [q.text for q in misplaced_quantities("육아휴직 4개월째부터 6개월째까지는 160만원을 지급한다.", ev)] == ["160만원"]
+
+
+def test_evidence_may_be_several_texts():
+    a, b = "출장자는 2주일 이내에 정산을 신청하여야 한다.", "숙박비는 1박에 7만원을 넘지 아니하는 범위에서 지급한다."
+    claim = "출장자는 2주일 안에 정산을 신청해야 하고, 숙박비는 1박에 7만원 범위에서 받는다."
+    assert unsupported_quantities(claim, (a, b)) == () and misplaced_quantities(claim, (a, b)) == ()
+    assert [q.text for q in unsupported_quantities(claim, a)] == ["1박", "7만원"]
+    assert clause_support(claim, (a, b)) > 0.6 and polarity_mismatch(claim, (a, b)) is None
