@@ -34,7 +34,7 @@ from rag.context.builder import ContextBlock
 from rag.text import split_sentences
 from rag.text.facts import clear_caches
 from rag.text.sentences import split_sentences as _split_cached
-from rag.text.support import content_terms
+from rag.text.support import content_terms, normalize
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "kolaw-dev" / "corpus.jsonl"
@@ -144,6 +144,7 @@ def clear_all() -> None:
     clear_caches()
     clear_support_cache()
     content_terms.cache_clear()
+    normalize.cache_clear()
     _split_cached.cache_clear()
 
 

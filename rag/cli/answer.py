@@ -96,7 +96,8 @@ def cmd_context(args) -> int:
 
 
 def print_answer(res) -> None:
-    """The human form of an AnswerResult: the answer, then its sources (server-resolved)."""
+    """The human form of an AnswerResult: the answer, then its sources (server-resolved), the
+    superseded versions that were set aside, what was quarantined, and the stage timings."""
     t = res.trace
     if res.status == "answered":
         print(res.answer)
@@ -106,15 +107,23 @@ def print_answer(res) -> None:
             if c.source_id in seen:
                 continue
             seen.add(c.source_id)
-            page = f", p.{c.page}" if c.page is not None else ""
-            print(f"  [{c.source_id}] {c.title or c.document_id} (v{c.document_version}{page}) {c.uri}".rstrip())
+            where = ", ".join(x for x in (c.locator, f"p.{c.page}" if c.page is not None else "") if x)
+            print(f"  [{c.source_id}] {c.title or c.document_id} (v{c.document_version}{', ' + where if where else ''}) "
+                  f"{c.uri}".rstrip())
             print(f"       {c.evidence_id} chars {c.start_char}-{c.end_char}")
     else:
-        print(f"insufficient evidence ({res.reason})")
+        print(res.answer)
+        print(f"\ninsufficient evidence ({res.reason})")
         if t is not None and t.gate.top_score is not None:
             g = t.gate
             print(f"  gate: {g.signal} top {g.top_score:.3f} vs threshold {g.threshold:.3f}, "
                   f"{g.supporting} supporting (need {g.min_supporting})")
+    for v in res.superseded:
+        now = f"version {v.current_version} applies" if v.current_version else "no version is in force"
+        print(f"  note: {v.document_id} version {v.version} was also found but is superseded ({now})")
+    if t is not None and t.quarantined:
+        docs = sorted({q.document_id for q in t.quarantined})
+        print(f"  note: withheld as suspected prompt injection: {', '.join(docs)}")
     if t is not None:
         stages = ", ".join(f"{k} {v:.0f}" for k, v in t.timings_ms.items())
         print(f"\n[{stages} ms; {len(t.attempts)} generation attempt(s), {t.total_tokens} tokens]")

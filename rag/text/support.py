@@ -17,6 +17,7 @@ def find_urls(text: str) -> tuple[str, ...]:
     return tuple(_URL.findall(text))
 
 
+@lru_cache(maxsize=20_000)
 def normalize(text: str) -> str:
     """NFKC, zero-width characters removed, whitespace collapsed: the form quotes are compared in."""
     return " ".join(unicodedata.normalize("NFKC", text).translate(ZERO_WIDTH).split())
