@@ -55,6 +55,7 @@ _ENUMERATOR = re.compile(r"^\s*(?:[①-⑳]|\(\d{1,2}\)|\d{1,2}\s*\\?\.|[가-하
 _HEADING_ONLY = re.compile(r"^\s*(?:#{1,6}\s.*|제\s*\d+\s*(?:편|장|절|관)\b.*|제\s*\d+\s*조(?:의\s*\d+)?\s*"
                            r"[(（][^)）]*[)）]\s*)$")
 _WORDCHAR = re.compile(r"[^\W_]")
+_ITEM = re.compile(r"^\s*(?:\d{1,2}\s*\\?\.|[가-하]\s*\.|\d{1,2}\))\s")
 # A unit that says the value is set somewhere else: an appended table, a decree, a notice.
 DELEGATION = re.compile(r"별표\s*\d+|(?:대통령령|총리령|부령|법무부령|[가-힣]{1,10}부령|[가-힣]{1,6}규칙|고시|조례)(?:으로|로)\s*"
                         r"정한다|정하는\s*바에\s*따른다|(?:이|가)\s*(?:따로\s*)?정한다|as (?:set|specified|determined) in "
@@ -114,6 +115,7 @@ class _Unit:
     text: str  # the answer form (clean_unit)
     kinds: frozenset[str]  # quantity kinds it states
     delegates: bool = False  # the unit says the value is set elsewhere (별표, a decree, a notice)
+    lead: str = ""  # for a list item: the sentence that introduces the list (an item is read with it)
     score: float = 0.0
     lexical: float = 0.0  # IDF-weighted share of the question's terms in the unit
     context: float = 0.0  # the same for the unit's whole block
@@ -137,15 +139,20 @@ class ExtractiveGenerator:
         out = []
         c = self.config
         for bi, block in enumerate(bundle.blocks):
+            lead = ""
             for si, s in enumerate(split_sentences(block.text)):
                 raw = s.text
+                is_item = bool(_ITEM.match(raw))
+                if not is_item and not _HEADING_ONLY.match(raw):
+                    lead = clean_unit(raw)
                 if _HEADING_ONLY.match(raw) or find_urls(raw) or any(a in raw for a in _HOSTILE_ARTIFACTS):
                     continue  # headings are not answers; URLs never reach one; defused injections are not answers
                 text = clean_unit(raw)
                 if len(text) < c.extractive_min_chars or not _WORDCHAR.search(text) or len(text) > 1000:
                     continue
                 kinds = frozenset(q.kind for q in extract_quantities(text) if q.kind != "reference" and not q.implied)
-                out.append(_Unit(bi, si, block.source_id, raw, text, kinds, bool(DELEGATION.search(text))))
+                out.append(_Unit(bi, si, block.source_id, raw, text, kinds, bool(DELEGATION.search(text)),
+                                 lead if is_item else ""))
         return out
 
     def score(self, question: str, bundle: ContextBundle, units: list[_Unit]) -> list[_Unit]:
@@ -160,7 +167,8 @@ class ExtractiveGenerator:
             return []
         c = self.config
         want = QUANTITY_KINDS.get(wanted_fact(question))
-        own = idf_recall(question, [u.text for u in units])
+        read = [f"{u.lead} {u.text}" if u.lead else u.text for u in units]  # an item is read with its lead
+        own = idf_recall(question, read)
         ctx = idf_recall(question, [b.text for b in bundle.blocks])
         cw = c.extractive_context_weight
         pre = [(1 - cw) * lex + cw * ctx[u.block_pos] for u, lex in zip(units, own)]
@@ -187,8 +195,8 @@ class ExtractiveGenerator:
             m = model_of.get(i)
             scaled = 0.0 if m is None else min(1.0, max(0.0, (m - lo) / (1 - lo)))
             final = (scaled if cross[u.block_pos] and w > 0 else (1 - w) * pre[i] + w * scaled) * fit[i]
-            ranked.append(_Unit(u.block_pos, u.sent_pos, u.source_id, u.raw, u.text, u.kinds, u.delegates, final,
-                                own[i], ctx[u.block_pos], m))
+            ranked.append(_Unit(u.block_pos, u.sent_pos, u.source_id, u.raw, u.text, u.kinds, u.delegates, u.lead,
+                                final, own[i], ctx[u.block_pos], m))
         ranked.sort(key=lambda u: (-u.score, u.block_pos, u.sent_pos))
         return ranked
 

@@ -338,9 +338,14 @@ _YEAR_KO = re.compile(r"(?<![\d.])(1[89]\d\d|20\d\d)\s?년(?:도)?(?!\s?(?:간|�
 _MONTH_KO = re.compile(r"(?<![\d.])(\d{1,2})\s?월(?!\s?\d)(?![가-힣]*간)")
 _PERIOD_MONTH_CONTEXT = re.compile(r"\s?(?:간|동안|이내|이하|이상|미만|초과|의\s?범위|마다)")
 
-_REF_UNITS = {"조": "조", "항": "항", "호": "호", "목": "목", "장": "장", "절": "절", "관": "관", "편": "편"}
-_REFERENCE = re.compile(r"(?:(?<![가-힣])|(?<=[조항호목장절관편]))제\s?(\d+)\s?(조|항|호|목|장|절|관|편)(?:\s?의\s?(\d+))?|"
+_REF_UNITS = {"조": "조", "항": "항", "호": "호", "목": "목", "장": "장", "절": "절", "관": "관", "편": "편", "급": "급",
+              "등급": "등급", "종": "종", "차": "차"}
+# 제N조 … and the ordinal labels 제N급 / 제N등급 / 제N종 / 제N차 (a grade or class name, not a count); 별표 N
+# and 별지 N name an appended table or form.
+_REFERENCE = re.compile(r"(?:(?<![가-힣])|(?<=[조항호목장절관편]))제\s?(\d+)\s?(조|항|호|목|장|절|관|편|등급|급|종|차)"
+                        r"(?:\s?의\s?(\d+))?|"
                         r"(?<![가-힣\d.,])(\d+)(조|항|호)(?![가-힣])(?:의(\d+))?")
+_APPENDIX = re.compile(r"(별표|별지|부표|서식)\s?(?:제\s?)?(\d+)(?:\s?의\s?(\d+))?")
 _EN_REFERENCE = re.compile(r"(?i)\b(article|art\.|paragraph|para\.|subparagraph|item|chapter|section)\s*"
                            r"(\d+)(?:-(\d+))?")
 _EN_REF_UNIT = {"article": "조", "art.": "조", "paragraph": "항", "para.": "항", "subparagraph": "호", "item": "호",
@@ -476,6 +481,11 @@ def _dates(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
 def _references(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
     for m in _THIRD_PARTY.finditer(t):
         spans.take(m.start(), m.end())  # 제3자 / 제삼자: a legal term (third party), not a number
+    for m in _APPENDIX.finditer(t):  # 별표 2의4: an appended table, not a count
+        if spans.free(m.start(), m.end()):
+            spans.take(m.start(), m.end())
+            out.append(_q(Fraction(int(m.group(2))), m.group(1) + (f"의{int(m.group(3))}" if m.group(3) else ""),
+                          "reference", t, m.start(), m.end()))
     for m in _scan(_REFERENCE, t, spans):
         if not spans.free(m.start(), m.end()):
             continue
