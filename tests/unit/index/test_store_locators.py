@@ -47,3 +47,20 @@ def test_chunk_records_convert_heading_path_lists_to_tuples():
            "start_char": 0, "end_char": 1}
     assert _chunk_from_json(rec) == Chunk("d:1:0", "d", "1", 0, "x", 0, 1)
     assert _chunk_from_json({**rec, "heading_path": ["A", "B"], "locator": "A > B"}).heading_path == ("A", "B")
+
+
+def test_an_index_chunked_without_structure_is_refused_by_a_structure_config(tmp_path):
+    """A plain-chunked index (what every index was before structure-aware chunking) has other
+    chunks than the config asks for: opening it says so and how to rebuild; with
+    ``chunking.structure: plain`` it opens as before."""
+    import pytest
+
+    from rag.config import load_config
+    from rag.errors import IndexMismatchError
+
+    plain = Pipeline(load_config(write_config(tmp_path, chunking={"structure": "plain"})))
+    plain.build_index(_docs())
+    with pytest.raises(IndexMismatchError, match="rag index --config .* --force"):
+        Pipeline(load_config(write_config(tmp_path, chunking={"structure": "auto"}))).index
+    assert len(Pipeline(load_config(write_config(tmp_path, chunking={"structure": "plain"}))).index) == len(
+        plain.index)
