@@ -13,7 +13,7 @@ from rag.answer.generators import make_generator
 from rag.answer.loop import AnswerOutcome, agenerate_answer, format_overhead, generate_answer
 from rag.answer.validation import CitationValidator
 from rag.config import RagConfig, load_config
-from rag.context.builder import Evidence
+from rag.context.builder import DroppedEvidence, Evidence
 from rag.context.prompt import Guideline, GuidelineSelector, Prompt, PromptBuilder
 from rag.context.sanitize import QuarantinedEvidence, quarantine
 from rag.errors import IndexMismatchError
@@ -232,9 +232,10 @@ class Pipeline:
                      search: SearchResult | None = None) -> tuple[SearchResult, Prompt]:
         """Retrieve (unless ``search`` is given), apply the version policy and the quarantine, and build
         the budgeted prompt (fused order, no rerank)."""
-        result, _, _ = self._eligible(search if search is not None else self.search(question))
+        result, superseded, quarantined = self._eligible(search if search is not None else self.search(question))
         evidence = [Evidence.from_candidate(c) for c in result.candidates]
-        return result, self.prompt_builder.build(question, evidence, history)
+        return result, self.prompt_builder.build(question, evidence, history,
+                                                 set_aside=set_aside_entries(superseded, quarantined))
 
     # -- answering -----------------------------------------------------------------
     @property
@@ -263,7 +264,7 @@ class Pipeline:
         if not got.decision.answer:
             return self._result(q, got, None, None, t0)
         t1 = time.perf_counter()
-        prompt = self.prompt_builder.build(q, got.evidence(), history)
+        prompt = self.prompt_builder.build(q, got.evidence(), history, set_aside=got.set_aside())
         context_ms = (time.perf_counter() - t1) * 1e3
         outcome = generate_answer(prompt, self.generator, self.validator, self.config.generation, question=q)
         return self._result(q, got, prompt, outcome, t0, context_ms)
@@ -283,7 +284,7 @@ class Pipeline:
 
     def _timed_prompt(self, q: str, got: "Retrieved", history: Sequence[Turn]) -> tuple[Prompt, float]:
         t = time.perf_counter()
-        prompt = self.prompt_builder.build(q, got.evidence(), history)
+        prompt = self.prompt_builder.build(q, got.evidence(), history, set_aside=got.set_aside())
         return prompt, (time.perf_counter() - t) * 1e3
 
     def _result(self, q: str, got: "Retrieved", prompt: Prompt | None, outcome: AnswerOutcome | None, t0: float,
@@ -324,6 +325,16 @@ class Pipeline:
         return AnswerResult(q, outcome.status, answer, outcome.citations, outcome.reason, trace, got.superseded)
 
 
+def set_aside_entries(superseded: Sequence[SupersededVersion],
+                      quarantined: Sequence[QuarantinedEvidence]) -> list[DroppedEvidence]:
+    """Manifest entries for what the version policy and the quarantine dropped before the context builder."""
+    out = [DroppedEvidence(eid, "superseded", f"{v.document_id} {v.version} superseded by {v.current_version}")
+           for v in superseded for eid in v.evidence_ids]
+    out += [DroppedEvidence(q.evidence_id, "suspected_injection", f"{q.scope}: {', '.join(q.signals)}")
+            for q in quarantined]
+    return out
+
+
 def embedding_scorer(embedder: Embedder):
     """(question, sentences) -> cosine of the question's query embedding and each sentence's passage
     embedding: the model score of the extractive generator."""
@@ -361,6 +372,10 @@ class Retrieved:
     decision: GateDecision
     superseded: tuple[SupersededVersion, ...] = ()
     quarantined: tuple[QuarantinedEvidence, ...] = ()
+
+    def set_aside(self) -> list[DroppedEvidence]:
+        """What the version policy and the quarantine dropped, as manifest entries."""
+        return set_aside_entries(self.superseded, self.quarantined)
 
     def evidence(self) -> list[Evidence]:
         """Candidates for the context builder, scored by their final (reranked) order."""

@@ -38,6 +38,7 @@ from rag.context.builder import ContextBlock
 from rag.errors import ConfigError
 from rag.answer.contract import AnswerPayload, Violation, ViolationCode, parse_payload
 from rag.answer.support import SupportCheck, check_support, decide, evidence_text
+from rag.text.segment import refine_locator
 from rag.text.sentences import answer_sentences, marker_ids, strip_markers
 from rag.text.support import find_urls, normalize, quote_found
 
@@ -117,8 +118,14 @@ class ValidationReport:
 
 
 def resolve(block: ContextBlock, claim: str, quote: str) -> ResolvedCitation:
+    """A citation from the source map. The locator is made precise to where the quote sits in the
+    block (``제618조`` + a quote in item 3 gives ``제618조제3호``)."""
+    locator = block.locator
+    at = block.text.find(quote.strip()) if quote.strip() else -1
+    if locator and at >= 0:
+        locator = refine_locator(locator, block.text, at)
     return ResolvedCitation(block.source_id, block.evidence_id, block.document_id, block.document_version, block.uri,
-                            block.title, block.page, block.start_char, block.end_char, claim, quote, block.locator)
+                            block.title, block.page, block.start_char, block.end_char, claim, quote, locator)
 
 
 def _plural(items: Sequence[str]) -> str:

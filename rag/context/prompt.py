@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal, Sequence
 
 from rag.config import ContextConfig
-from rag.context.builder import BudgetTerms, ContextBuilder, ContextBundle, Evidence
+from rag.context.builder import BudgetTerms, ContextBuilder, ContextBundle, DroppedEvidence, Evidence
 from rag.context.sanitize import neutralize
 from rag.errors import BudgetError, InputError
 from rag.text.tokens import TokenCounter
@@ -217,7 +217,10 @@ class PromptBuilder:
         kept.reverse()
         return tuple(kept), HistoryDecision(len(kept), len(history) - len(kept), used)
 
-    def build(self, question: str, evidence: Sequence[Evidence], history: Sequence[Turn] = ()) -> Prompt:
+    def build(self, question: str, evidence: Sequence[Evidence], history: Sequence[Turn] = (), *,
+              set_aside: Sequence[DroppedEvidence] = ()) -> Prompt:
+        """``set_aside``: evidence dropped before this step (superseded versions, quarantined
+        injection attempts), listed in the manifest's ``dropped`` after the builder's own drops."""
         if not isinstance(question, str) or not question.strip():
             raise InputError("the question is empty; ask something")
         s = self.config
@@ -264,7 +267,7 @@ class PromptBuilder:
                           "truncated": b.truncated, "tokens": b.tokens, "neutralized": b.neutralized}
                          for b in bundle.blocks),
             dropped=tuple({"evidence_id": d.evidence_id, "reason": d.reason, "detail": d.detail}
-                          for d in bundle.dropped),
+                          for d in (*bundle.dropped, *set_aside)),
             history=hist,
             guidelines=tuple(g.id for g in selected),
             version_conflicts=bundle.version_conflicts,

@@ -281,7 +281,10 @@ def test_restated_numbers_and_polarity_pass_and_resolve_the_locator(statute_map)
     assert r.ok, r.violations
     c = r.citations[0]
     assert c.numbers_ok and c.polarity_ok and c.missing_quantities == () and c.polarity_reason is None
-    assert r.resolved[0].locator == "제8조" and r.resolved[0].uri == "https://law.example/travel"
+    assert r.resolved[0].locator == "제8조제1항" and r.resolved[0].uri == "https://law.example/travel"
+    # the locator is made precise to the quote: a quote in paragraph ③ resolves to 제8조제3항
+    third = V.validate(payload_for("일비는 15일까지는 전액을 지급한다.", "일비는 15일까지는 전액을"), statute_map)
+    assert third.ok and third.resolved[0].locator == "제8조제3항"
     assert V.validate(payload_for("제8조에 따라 출장자는 2주일 안에 정산을 신청해야 한다."), statute_map).ok
 
 

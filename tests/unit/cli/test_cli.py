@@ -133,7 +133,8 @@ def test_context_command_shows_manifest_and_prompt(tiny_config, tmp_path, capsys
     assert m["evidence_tokens"] <= m["evidence_budget"]
     assert [b["source_id"] for b in m["blocks"]] == [f"S{i}" for i in range(1, len(m["blocks"]) + 1)]
     assert {d["reason"] for d in m["dropped"]} <= {"duplicate", "per_document_cap", "budget", "max_blocks",
-                                                   "unsplittable", "invalid_score"}
+                                                   "unsplittable", "invalid_score", "superseded",
+                                                   "suspected_injection"}
     assert data["messages"][0]["role"] == "system" and data["messages"][-1]["role"] == "user"
     assert all("<source id=" not in msg["content"] for msg in data["messages"][:-1])
 
@@ -163,6 +164,8 @@ def test_injected_demo_document_is_quarantined_by_default(tiny_config):
     res = p.answer(question)
     assert all(c.document_id != "vendor-faq-injected" for c in res.citations)
     assert res.to_json()["trace"]["quarantined"]
+    dropped = {d["evidence_id"]: d["reason"] for d in prompt.manifest.to_json()["dropped"]}
+    assert {q.evidence_id for q in got.quarantined} <= {e for e, r in dropped.items() if r == "suspected_injection"}
 
 
 def test_injected_demo_document_is_defused_end_to_end(tiny_config):

@@ -88,6 +88,10 @@ def test_superseded_leave_policy_is_never_answered(tmp_path):
     assert [(s.document_id, s.version, s.current_version) for s in res.superseded] == [
         ("hr-leave-policy", "2024.1", "2025.1")]
     assert res.to_json()["superseded"][0]["version"] == "2024.1"
+    old_ids = set(res.superseded[0].evidence_ids)
+    assert old_ids and all(d["reason"] == "superseded" for d in res.trace.manifest.to_json()["dropped"]
+                           if d["evidence_id"] in old_ids)
+    assert old_ids <= {d["evidence_id"] for d in res.trace.manifest.to_json()["dropped"]}
     assert "5일" not in res.answer
     every = Pipeline(p.config.with_overrides({"retrieval.versions": "all"}), embedder=p.embedder, index=p.index)
     assert every.answer("사용하지 못한 연차는 며칠까지 다음 해로 이월할 수 있나요?").superseded == ()
