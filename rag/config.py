@@ -244,6 +244,9 @@ class GenerationConfig(_Section):
     extractive_crosslingual_candidates: int = Field(24, ge=0)  # units of blocks in another language it scores
     extractive_model_weight: float = Field(0.5, ge=0, le=1)  # weight of the model score in the final score
     extractive_model_floor: float = Field(0.8, ge=-1, lt=1)  # a model score at or below it counts as 0
+    # keep only units of the sections whose heading names the question best when the best unit's section
+    # trails them by this many content terms (it quotes the wrong article); 0: off
+    extractive_section_margin: int = Field(2, ge=0)
     # What the user reads when the answer is insufficient_evidence (gate, no context, the model's own
     # abstention, validation give-up), by the question's language; "default" for any other language.
     abstention_messages: dict[str, str] = Field(default_factory=lambda: dict(ABSTENTION_MESSAGES))

@@ -209,6 +209,8 @@ class ExtractiveGenerator:
             logger.info("extractive: the best match says the value is set elsewhere (an appended table or a "
                         "decree): insufficient evidence")
             return AnswerPayload(status="insufficient_evidence", answer="", citations=())
+        if ranked and c.extractive_section_margin > 0:
+            ranked = self._in_best_sections(question, bundle, ranked)
         chosen: list[_Unit] = []
         floor = c.extractive_min_score  # raised to relative_floor x the best unit that passes the support check
         for u in ranked:
@@ -237,6 +239,20 @@ class ExtractiveGenerator:
             lines.append(" ".join(p + marker for p in parts))
             cites.append(CitationItem(source_id=u.source_id, claim=u.text, quote=u.raw))
         return AnswerPayload(status="answered", answer="\n".join(lines), citations=tuple(cites))
+
+    def _in_best_sections(self, question: str, bundle: ContextBundle, ranked: list[_Unit]) -> list[_Unit]:
+        """When another section's heading names the question's subject clearly better (by at least
+        ``extractive_section_margin`` content terms) than the section of the best unit, that unit
+        quotes the wrong article: keep only units of the best-named sections (none may qualify)."""
+        q = content_terms(question) - QUESTION_TERMS
+        named = [len(q & content_terms(b.section)) if b.section else -1 for b in bundle.blocks]
+        best = max(named)
+        if best - max(named[ranked[0].block_pos], 0) < self.config.extractive_section_margin:
+            return ranked
+        keep = [u for u in ranked if named[u.block_pos] > best - self.config.extractive_section_margin]
+        logger.info("extractive: the best unit's section names the question less well than another section; "
+                    "%d of %d units kept", len(keep), len(ranked))
+        return keep
 
     def _delegated(self, question: str, ranked: list[_Unit]) -> bool:
         """A numeric question whose best-matching unit delegates the value (``별표 2에 따른다``,

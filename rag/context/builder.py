@@ -63,12 +63,14 @@ class Evidence:
     kind: Literal["text", "table", "code", "auto"] = "auto"
     boundaries: tuple[int, ...] = ()  # safe cut offsets into ``text`` from a parser, if known
     locator: str = ""  # human locator of the span (chunk locator), e.g. "제16조제1항"
+    section: str = ""  # heading of the section the span belongs to, e.g. "제7조 (정근수당)"
 
     @classmethod
     def from_candidate(cls, c: Candidate, score: float | None = None) -> "Evidence":
         ch = c.chunk
         return cls(ch.evidence_id, ch.document_id, ch.document_version, ch.text, ch.start_char, ch.end_char,
-                   float(c.score if score is None else score), ch.uri, ch.title, ch.page, locator=ch.locator)
+                   float(c.score if score is None else score), ch.uri, ch.title, ch.page, locator=ch.locator,
+                   section=ch.heading_path[-1] if ch.heading_path else "")
 
 
 # --------------------------------------------------------------------------- budget
@@ -124,6 +126,7 @@ class ContextBlock:
     page: int | None = None
     neutralized: int = 0  # number of forged tags/markers defused in this block
     locator: str = ""  # human locator (from the evidence), shown in the block's header line
+    section: str = ""  # heading of the section the block belongs to (from the evidence)
 
 
 @dataclass(frozen=True)
@@ -309,7 +312,8 @@ class ContextBuilder:
             ordered = _order(chosen, pol.ordering)
             blocks = tuple(
                 ContextBlock(f"S{i + 1}", e.evidence_id, e.document_id, e.document_version, body, start, end, trunc,
-                             tokens, e.score, rank_of[e.evidence_id], e.uri, e.title, e.page, n, e.locator)
+                             tokens, e.score, rank_of[e.evidence_id], e.uri, e.title, e.page, n, e.locator,
+                             e.section)
                 for i, (e, body, start, end, trunc, tokens, n) in enumerate(ordered)
             )
             rendered = render_blocks(blocks)
