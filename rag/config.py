@@ -163,7 +163,7 @@ class ContextConfig(_Section):
     message_overhead: int = Field(4, ge=0)
     history_budget: int = Field(1024, ge=0)
     max_blocks: int = Field(8, ge=1)
-    max_blocks_per_document: int = Field(3, ge=1)
+    max_blocks_per_document: int = Field(6, ge=1)  # chunks follow articles: one law gives several small blocks
     min_block_tokens: int = Field(24, ge=1)
     ordering: Literal["rank", "reverse", "edges"] = "rank"
     overlap_policy: Literal["better_ranked", "wider"] = "better_ranked"
@@ -236,6 +236,7 @@ class GenerationConfig(_Section):
     extractive_max_sentences: int = Field(3, ge=1)
     extractive_min_score: float = Field(0.14, ge=0, le=1)  # abstain when no unit's final score reaches it (kolaw-dev)
     extractive_relative_floor: float = Field(0.6, ge=0, le=1)  # further units need this share of the best score
+    extractive_list_items: int = Field(8, ge=0)  # items that follow a chosen unit announcing a list (다음 각 호)
     extractive_min_chars: int = Field(8, ge=1)
     extractive_context_weight: float = Field(0.35, ge=0, le=1)  # weight of the whole block's lexical match
     extractive_kind_penalty: float = Field(0.2, ge=0, le=1)  # numeric question, no quantity of that kind: score *=

@@ -55,6 +55,7 @@ _ENUMERATOR = re.compile(r"^\s*(?:[①-⑳]|\(\d{1,2}\)|\d{1,2}\s*\\?\.|[가-하
 _HEADING_ONLY = re.compile(r"^\s*(?:#{1,6}\s.*|제\s*\d+\s*(?:편|장|절|관)\b.*|제\s*\d+\s*조(?:의\s*\d+)?\s*"
                            r"[(（][^)）]*[)）]\s*)$")
 _WORDCHAR = re.compile(r"[^\W_]")
+_ANNOUNCES = re.compile(r"다음\s*각\s*(?:호|목)|다음과\s*같|\bthe following\b", re.IGNORECASE)
 _ITEM = re.compile(r"^\s*(?:\d{1,2}\s*\\?\.|[가-하]\s*\.|\d{1,2}\))\s")
 # A unit that says the value is set somewhere else: an appended table, a decree, a notice.
 DELEGATION = re.compile(r"별표\s*\d+|(?:대통령령|총리령|부령|법무부령|[가-힣]{1,10}부령|[가-힣]{1,6}규칙|고시|조례)(?:으로|로)\s*"
@@ -230,6 +231,7 @@ class ExtractiveGenerator:
             logger.info("extractive: best unit score %.3f < floor %.3f: insufficient evidence", best,
                         c.extractive_min_score)
             return AnswerPayload(status="insufficient_evidence", answer="", citations=())
+        chosen = self._with_list_items(chosen, units, source_text)
         chosen.sort(key=lambda u: (u.block_pos, u.sent_pos))
         lines, cites = [], []
         for u in chosen:
@@ -239,6 +241,23 @@ class ExtractiveGenerator:
             lines.append(" ".join(p + marker for p in parts))
             cites.append(CitationItem(source_id=u.source_id, claim=u.text, quote=u.raw))
         return AnswerPayload(status="answered", answer="\n".join(lines), citations=tuple(cites))
+
+    def _with_list_items(self, chosen: list[_Unit], units: list[_Unit], source_text: dict[str, str]) -> list[_Unit]:
+        """A chosen unit that announces a list (``다음 각 호의 어느 하나에 해당하는 경우``, "the
+        following") says nothing without it: its items follow it into the answer (at most
+        ``extractive_list_items``, each passing the support check)."""
+        out = list(chosen)
+        have = {(u.block_pos, u.sent_pos) for u in out}
+        for u in chosen:
+            if not _ANNOUNCES.search(u.text):
+                continue
+            items = [x for x in units if x.block_pos == u.block_pos and x.sent_pos > u.sent_pos and x.lead == u.text]
+            for x in items[:self.config.extractive_list_items]:
+                if (x.block_pos, x.sent_pos) not in have and \
+                        check_support(x.text, source_text[x.source_id], self.validation).supported:
+                    out.append(x)
+                    have.add((x.block_pos, x.sent_pos))
+        return out
 
     def _in_best_sections(self, question: str, bundle: ContextBundle, ranked: list[_Unit]) -> list[_Unit]:
         """When another section's heading names the question's subject clearly better (by at least

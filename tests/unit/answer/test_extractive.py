@@ -87,3 +87,14 @@ def test_nothing_on_topic_abstains_with_an_empty_answer():
     b = bundle(("cafe", "식당", "사내 식당은 지하 1층에 있으며 점심은 11시 30분부터 제공한다."))
     pay = answer("양자컴퓨터 오류정정에는 큐비트가 몇 개 필요한가요?", b)
     assert (pay.status, pay.answer, pay.citations) == ("insufficient_evidence", "", ())
+
+
+def test_a_unit_that_announces_a_list_brings_its_items():
+    text = ("관리기관은 가상자산사업자가 다음 각 호의 어느 하나에 해당하게 된 경우에는 예치금을 이용자에게 우선하여 지급하여야 한다.\n"
+            "  1\\. 신고가 말소된 경우\n  2\\. 해산ㆍ합병의 결의를 한 경우\n  3\\. 파산선고를 받은 경우\n"
+            "예치금은 관리기관이 보관한다.")
+    pay = answer("거래소가 파산하면 예치금은 어떤 경우에 우선 지급되나요?", bundle(("law", "제6조 (예치금의 보호)", text)))
+    assert pay.status == "answered"
+    for item in ("신고가 말소된 경우", "해산ㆍ합병의 결의를 한 경우", "파산선고를 받은 경우"):
+        assert item in pay.answer
+    assert len(pay.citations) == 4 and all(c.quote in text for c in pay.citations)
