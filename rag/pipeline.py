@@ -54,8 +54,10 @@ class Pipeline:
         self._reranker: CrossEncoderReranker | None = None
         self._generator: Generator | None = None
         self._validator: CitationValidator | None = None
-        self._allowed: tuple[int, dict[str, str | None] | None] | None = None  # (id of index.documents, policy)
-        self._doc_texts: tuple[int, dict[tuple[str, str], tuple[str, ...]]] | None = None  # (id of index.chunks, ...)
+        # Derived from the index's current documents / chunks; recomputed when the index swaps them
+        # (compared by identity: the index replaces, never mutates, these containers)
+        self._allowed: tuple[object, dict[str, str | None] | None] | None = None
+        self._doc_texts: tuple[object, dict[tuple[str, str], tuple[str, ...]]] | None = None
 
     @classmethod
     def from_config(cls, path: str | Path | None = None, **kwargs) -> "Pipeline":
@@ -186,20 +188,20 @@ class Pipeline:
     def _allowed_versions(self) -> dict[str, str | None] | None:
         """The version policy over the index's documents, recomputed only when the index changed."""
         docs = self.index.documents
-        if self._allowed is None or self._allowed[0] != id(docs):
+        if self._allowed is None or self._allowed[0] is not docs:
             infos = [VersionInfo(rec.id, rec.version, effective_date(rec.version, _metadata(rec.metadata)))
                      for rec in docs.values()]
-            self._allowed = (id(docs), allowed_versions(infos, self.config.retrieval))
+            self._allowed = (docs, allowed_versions(infos, self.config.retrieval))
         return self._allowed[1]
 
     def _document_texts(self, doc_id: str, version: str) -> tuple[str, ...]:
         """Every chunk text of one document version (for ``quarantine: drop_document``)."""
         chunks = self.index.chunks
-        if self._doc_texts is None or self._doc_texts[0] != id(chunks):
+        if self._doc_texts is None or self._doc_texts[0] is not chunks:
             by_doc: dict[tuple[str, str], list[str]] = {}
             for c in chunks:
                 by_doc.setdefault((c.document_id, c.document_version), []).append(c.text)
-            self._doc_texts = (id(chunks), {k: tuple(v) for k, v in by_doc.items()})
+            self._doc_texts = (chunks, {k: tuple(v) for k, v in by_doc.items()})
         return self._doc_texts[1].get((doc_id, version), ())
 
     # -- context -----------------------------------------------------------------

@@ -95,3 +95,23 @@ def test_superseded_leave_policy_is_never_answered(tmp_path):
     assert "5일" not in res.answer
     every = Pipeline(p.config.with_overrides({"retrieval.versions": "all"}), embedder=p.embedder, index=p.index)
     assert every.answer("사용하지 못한 연차는 며칠까지 다음 해로 이월할 수 있나요?").superseded == ()
+
+
+def test_a_newer_version_added_to_a_live_index_takes_over(tmp_path):
+    """The policy follows index updates: after adding 2026.1, answers come from it and 2025.1 is
+    listed as superseded."""
+    from rag.pipeline import Pipeline
+    from rag.types import Document
+    from tests.conftest import write_config
+
+    p = Pipeline(load_config(write_config(tmp_path, gate={"fallback_threshold": -1.0},
+                                          retrieval={"candidates": 30})))
+    p.build_index()
+    q = "사용하지 못한 연차는 며칠까지 다음 해로 이월할 수 있나요?"
+    assert {c.document_version for c in p.answer(q).citations if c.document_id == "hr-leave-policy"} <= {"2025.1"}
+    text = "사용하지 못한 연차는 최대 12일까지 다음 해로 이월할 수 있으며, 이월된 연차는 다음 해 9월 30일까지 사용해야 한다."
+    p.add_documents([Document("hr-leave-policy", text, "2026.1", "연차 휴가 규정 (2026년판)")])
+    res = p.answer(q)
+    assert {c.document_version for c in res.citations if c.document_id == "hr-leave-policy"} <= {"2026.1"}
+    assert ("hr-leave-policy", "2025.1", "2026.1") in {(s.document_id, s.version, s.current_version)
+                                                       for s in res.superseded}
