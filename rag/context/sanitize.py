@@ -85,22 +85,38 @@ class InjectionSignal:
     excerpt: str  # the matched text (at most 80 characters)
 
 
-_SIGNALS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(p, re.IGNORECASE)) for k, p in (
-    ("override", r"\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?\b(?:previous|prior|above|earlier|"
-                 r"all|any|your|the system'?s?)\b[^.\n]{0,30}?\b(?:instructions?|prompts?|rules|guidelines|directions)"),
-    ("override", r"(?:이전|앞의|위의|기존|모든)\s*(?:지시|지침|명령|프롬프트)[^.\n]{0,20}?(?:무시|잊)"),
-    ("override", r"(?:지시|지침|명령|프롬프트)(?:사항)?(?:을|를|은|는)?\s*(?:모두\s*)?무시"),
-    ("role", r"\byou are now\b|\bfrom now on,? you\b|\bact as (?:an?|the) (?:ai|assistant|model|chatbot)\b|"
-             r"\b(?:maintenance|developer|debug|god|jailbreak) mode\b"),
+_AI = r"(?:ai|a\.i\.|assistant|chatbot|chat\s?bot|language model|llm|gpt|the model|bot)"
+_AI_STRICT = r"(?:ai|a\.i\.|chatbot|chat\s?bot|language model|llm|gpt)"  # never a job title ("assistant engineer")
+_AI_KO = r"(?:AI|인공지능|챗봇|어시스턴트|언어\s*모델|AI\s*모델|인공지능\s*모델|GPT)"
+_SAY_KO = r"(?:답|답변|대답|응답|안내|말|출력)(?:하|해)(?:라|세요|십시오|야\s*(?:한다|합니다|함))"
+_SIGNALS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(p, re.IGNORECASE | re.MULTILINE)) for k, p in (
+    ("override", r"\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?\b(?:instructions?|prompts?|rules|"
+                 r"guidelines|directions|system message|(?:the |all )?context|everything (?:you|above|else)|"
+                 r"what you (?:were|have been) told|the above)\b"),
+    ("override", r"(?:이전|앞의?|위의?|기존의?|모든)\s*(?:내용|지시|지침|명령|규칙|프롬프트)[^.\n]{0,20}?(?:무시|잊)"),
+    ("override", r"(?:지시|지침|프롬프트)(?:사항)?(?:을|를|은|는)?\s*(?:모두\s*)?무시|새로운\s*지시\s*[:：]"),
+    ("role", r"\byou are now\b|\bfrom now on,? you\b|\bact as (?:an?|the) " + _AI + r"\b|"
+             r"\b(?:maintenance|developer|debug|god|jailbreak|dan) mode\b"),
     ("role", r"(?:너는|당신은|넌)\s*이제|지금부터\s*(?:너는|당신은)|(?:개발자|관리자|디버그|유지보수)\s*모드"),
+    ("role", r"<\|im_(?:start|end)\|>|<\|(?:system|user|assistant)\|>|\[/?INST\]|<<\s*/?SYS\s*>>|"
+             r"^\s*#{2,3}\s*(?:instruction|system|response)\b|^\s*(?:system|assistant)\s*:"),
     ("prompt_leak", r"\b(?:reveal|print|show|output|repeat|leak)\b[^.\n]{0,40}?\b(?:system prompt|hidden "
-                    r"(?:configuration|instructions|prompt)|your (?:instructions|prompt|configuration))"),
+                    r"(?:configuration|instructions|prompt)|your (?:instructions|prompt|configuration)|"
+                    r"(?:the |your )?(?:hidden |initial )?prompt)\b"),
     ("prompt_leak", r"시스템\s*프롬프트|숨겨진\s*(?:설정|지시)"),
-    ("steering", r"\b(?:ai|assistant|chatbot|language model|llm)s?\b[^.\n]{0,40}?\b(?:must|should|shall|will)\b"
-                 r"[^.\n]{0,20}?\b(?:answer|respond|reply|say|tell|state|cite)"),
-    ("steering", r"\b(?:when|before) (?:answering|responding|you answer|you respond)\b|\btell (?:the )?users? that\b"),
-    ("steering", r"(?:AI|인공지능|챗봇|어시스턴트|언어\s*모델)(?:은|는|이|가)?[^.\n]{0,30}?(?:답변|대답|응답)(?:해야|하라|하세요|할 것)"),
-    ("steering", r"답변(?:하기)?\s*전에|답변할\s*때(?:는)?\s*반드시|사용자에게[^.\n]{0,40}?(?:라고|고)\s*(?:말|답|안내)(?:하|해)"),
+    ("steering", r"\b(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+)?" + _AI + r"s?\b|"
+                 r"\b(?:as|if you are|if you're)\s+(?:an?\s+)?" + _AI + r"\b|^\s*" + _AI + r"\s*[,:]"),
+    ("steering", r"\b(?:the|an?|you(?:r)?) (?:assistant|model|bot)\s+(?:must|should|shall|will|needs? to)\s+(?:always\s+)?"
+                 r"(?:answer|respond|reply|say|tell|state)\b"),
+    ("steering", r"\b" + _AI_STRICT + r"s?\b[^.\n]{0,40}?\b(?:must|should|shall|will|needs? to)\b"
+                 r"[^.\n]{0,20}?\b(?:answer|respond|reply|say|tell|state|cite|include)"),
+    ("steering", r"\bbefore (?:answering|responding)\b|\b(?:when|before) you (?:answer|respond|reply)\b|"
+                 r"\btell (?:the )?users? that\b|"
+                 r"\bin (?:every|each|all|your) (?:answers?|responses?|replies)\b|\bstate (?:this|it) as (?:a )?fact\b|"
+                 r"\bdo not (?:mention|reveal|tell|disclose)\b[^.\n]{0,30}\b(?:this|these) (?:instructions?|messages?|notes?)"),
+    ("steering", _AI_KO + r"(?:은|는|이|가|에게)?[^.\n]{0,40}?" + _SAY_KO),
+    ("steering", r"답변(?:하기)?\s*전에|답변할\s*때(?:는)?\s*반드시|사용자에게[^.\n]{0,40}?(?:라고|고)\s*(?:말|답|안내)(?:하|해)|"
+                 r"모든\s*(?:질문|답변|응답)에[^.\n]{0,30}?" + _SAY_KO),
     ("exfiltration", r"\bsend\b[^.\n]{0,60}?\b(?:conversation|chat history|employee data|personal data|"
                      r"credentials|passwords?)\b[^.\n]{0,40}?\bto\b"),
     ("exfiltration", r"(?:대화\s*내용|대화\s*기록|개인\s*정보|직원\s*정보|비밀번호)[^.\n]{0,40}?(?:보내|전송)"),
