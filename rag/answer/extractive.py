@@ -1,12 +1,13 @@
 """The embedded default generator: no LLM; it answers with the source sentences that answer the
 question, each cited with itself as the quote.
 
-1. **Units.** Every block is cut with the project's one segmenter (:func:`split_sentences`), so a
-   unit is exactly one sentence, paragraph item or clause to the validator too. Headings,
-   amendment notes, markup-only lines, URLs and defused injection artifacts are never units.
+1. **Units.** Every block is cut with the project's one segmenter
+   (:func:`~rag.text.segment.segment`), so a unit is exactly one sentence, paragraph or item to the
+   validator too; a list item is read with its lead sentence. Headings, amendment notes,
+   markup-only lines, URLs and defused injection artifacts are never units.
 2. **What is asked.** :func:`~rag.text.questions.wanted_fact` says which kind of fact the question
-   wants. For a numeric question (기한/기간, 금액, 비율, 횟수) a unit without any quantity cannot
-   be the answer; one with a quantity of the wanted kind gets a bonus.
+   wants. For a numeric question (기한/기간, 금액, 비율, 횟수) a unit that states no quantity of a
+   fitting kind is multiplied by ``extractive_kind_penalty``.
 3. **Scores.** A lexical score (IDF-weighted share of the question's content terms in the unit,
    and in its whole block, which carries the article heading) picks the
    ``extractive_model_candidates`` best units; a model (``scorer``: the embedder's cosine between
@@ -39,7 +40,8 @@ from rag.errors import GenerationError
 from rag.text.facts import extract_quantities
 from rag.text.lang import detect_language
 from rag.text.questions import QUANTITY_KINDS, wanted_fact
-from rag.text.sentences import answer_sentences, split_sentences
+from rag.text.segment import NOTE, segment
+from rag.text.sentences import answer_sentences
 from rag.text.support import content_terms, find_urls
 
 logger = logging.getLogger(__name__)
@@ -48,15 +50,10 @@ SentenceScorer = Callable[[str, Sequence[str]], Sequence[float]]
 """(question, sentences) -> one score per sentence in [0, 1], higher is better (e.g. a cosine)."""
 
 _HOSTILE_ARTIFACTS = ("[source tag removed]", "(ref S")
-_NOTE = re.compile(r"[<‹〈]\s*(?:개정|신설|전문개정|본조신설|타법개정|제목개정|삭제|종전)[^<>‹›〈〉]{0,300}[>›〉]|"
-                   r"\[\s*(?:본조신설|전문개정|제목개정|종전|시행일|본조삭제|유효기간)[^\[\]]{0,200}\]")
 _HEADING_PREFIX = re.compile(r"^\s*#{1,6}\s*|^\s*제\s*\d+\s*조(?:의\s*\d+)?\s*[(（][^)）]{0,80}[)）]\s*")
 _ENUMERATOR = re.compile(r"^\s*(?:[①-⑳]|\(\d{1,2}\)|\d{1,2}\s*\\?\.|[가-하]\s*\.)\s+")
-_HEADING_ONLY = re.compile(r"^\s*(?:#{1,6}\s.*|제\s*\d+\s*(?:편|장|절|관)\b.*|제\s*\d+\s*조(?:의\s*\d+)?\s*"
-                           r"[(（][^)）]*[)）]\s*)$")
 _WORDCHAR = re.compile(r"[^\W_]")
 _ANNOUNCES = re.compile(r"다음\s*각\s*(?:호|목)|다음과\s*같|\bthe following\b", re.IGNORECASE)
-_ITEM = re.compile(r"^\s*(?:\d{1,2}\s*\\?\.|[가-하]\s*\.|\d{1,2}\))\s")
 # A unit that says the value is set somewhere else: an appended table, a decree, a notice.
 DELEGATION = re.compile(r"별표\s*\d+|(?:대통령령|총리령|부령|법무부령|[가-힣]{1,10}부령|[가-힣]{1,6}규칙|고시|조례)(?:으로|로)\s*"
                         r"정한다|정하는\s*바에\s*따른다|(?:이|가)\s*(?:따로\s*)?정한다|as (?:set|specified|determined) in "
@@ -68,7 +65,7 @@ def clean_unit(raw: str) -> str:
     paragraph/item enumerator removed, whitespace collapsed."""
     t = raw.replace("**", "").replace("__", "")
     t = re.sub(r"\\([.\-*_#()\[\]])", r"\1", t)
-    t = _NOTE.sub(" ", t)
+    t = NOTE.sub(" ", t)
     t = " ".join(t.split())
     for _ in range(3):  # "제7조 (제목) ① 1. …"
         t2 = _ENUMERATOR.sub("", _HEADING_PREFIX.sub("", t))
@@ -141,13 +138,15 @@ class ExtractiveGenerator:
         c = self.config
         for bi, block in enumerate(bundle.blocks):
             lead = ""
-            for si, s in enumerate(split_sentences(block.text)):
-                raw = s.text
-                is_item = bool(_ITEM.match(raw))
-                if not is_item and not _HEADING_ONLY.match(raw):
+            for si, seg in enumerate(segment(block.text)):
+                raw = seg.text
+                if seg.kind in ("heading", "article", "note"):
+                    continue  # headings and amendment notes are not answers (nor leads)
+                is_item = seg.kind == "item"
+                if not is_item:
                     lead = clean_unit(raw)
-                if _HEADING_ONLY.match(raw) or find_urls(raw) or any(a in raw for a in _HOSTILE_ARTIFACTS):
-                    continue  # headings are not answers; URLs never reach one; defused injections are not answers
+                if find_urls(raw) or any(a in raw for a in _HOSTILE_ARTIFACTS):
+                    continue  # URLs never reach an answer; defused injections are not answers
                 text = clean_unit(raw)
                 if len(text) < c.extractive_min_chars or not _WORDCHAR.search(text) or len(text) > 1000:
                     continue

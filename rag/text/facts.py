@@ -71,7 +71,7 @@ from rag.text.quantities import (
     parse_korean_number,
     same_quantity,
 )
-from rag.text.segment import segment
+from rag.text.segment import NOTE as _NOTE, segment
 from rag.text.sentences import strip_markers
 from rag.text.support import content_terms
 
@@ -218,8 +218,6 @@ class _Piece:
                       self.clauses + other.clauses, self.spans + other.spans)
 
 
-_NOTE = re.compile(r"<\s*(?:개정|신설|삭제|전문개정|본조신설|제목개정|시행일|타법개정)[^<>]*>|"
-                   r"\[\s*(?:본조신설|전문개정|제목개정|종전|본조|시행일|타법개정)[^\[\]]*\]")
 _BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|「[^「」]*」")
 # a sentence end inside evidence: a period after a Hangul syllable or a closing bracket, or after a word
 # of English before a capital letter (evidence units only: answers use rag.text.sentences)

@@ -87,11 +87,14 @@ _ITEM = re.compile(
     r"|([-*+•○●◦▪■□※]))(?=[ \t\r]|$)"
 )
 _HARD_LINE = re.compile(r"[ \t]*(?:\||```|~~~)")  # table rows and code fences: one unit per line
+# An amendment note: <개정 2024. 6. 28.>, ‹신설 …›, 〈…〉, <2021.5.25>, [본조신설 …], [유효기간 …]. The one
+# definition: the facts windows and the extractive generator's answer text use it too (NOTE).
 _NOTE = re.compile(
-    r"[<‹]\s*(?:개정|신설|삭제|전문개정|제목개정|본조신설|타법개정|종전|\d{4}\s*\.)[^<>‹›\f]{0,200}[>›]"
-    r"|\[\s*(?:본조신설|제목개정|전문개정|본조제목개정|제목신설|종전|시행일|한시법|본조삭제|본조개정|"
-    r"제목변경|신설|개정)[^\[\]\f]{0,200}\]"
+    r"[<‹〈]\s*(?:개정|신설|삭제|전문개정|제목개정|본조신설|타법개정|종전|시행일|\d{4}\s*\.)[^<>‹›〈〉\f]{0,300}[>›〉]"
+    r"|\[\s*(?:본조|제목개정|전문개정|제목신설|종전|시행일|한시법|제목변경|신설|개정|타법개정|유효기간)"
+    r"[^\[\]\f]{0,300}\]"
 )
+NOTE = _NOTE
 _NOTE_END = re.compile(rf"(?:{_NOTE.pattern})$")
 _NOTE_ONLY = re.compile(rf"(?:\s|[.,;:]|{_NOTE.pattern})*")
 _ENUM_ONLY = re.compile(
