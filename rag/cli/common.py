@@ -23,13 +23,19 @@ def overrides(pairs: list[str] | None) -> dict[str, object]:
     return out
 
 
-def make_pipeline(args):
+def load_cli_config(args):
+    """The config named by ``--config`` with the ``--set`` overrides applied."""
     from rag.config import load_config
-    from rag.pipeline import Pipeline
 
     cfg = load_config(args.config)
     ov = overrides(getattr(args, "set", None))
-    return Pipeline(cfg.with_overrides(ov) if ov else cfg)
+    return cfg.with_overrides(ov) if ov else cfg
+
+
+def make_pipeline(args):
+    from rag.pipeline import Pipeline
+
+    return Pipeline(load_cli_config(args))
 
 
 def progress_bar(total: int | None, desc: str):

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from rag._io import write_json
-from rag.cli.common import make_pipeline, progress_bars
+from rag.cli.common import load_cli_config, make_pipeline, progress_bars
 
 
 def cmd_eval_retrieval(args) -> int:
@@ -121,16 +121,6 @@ def cmd_eval_abstention(args) -> int:
     return 0
 
 
-def _config(args):
-    """The config named by ``--config`` with the ``--set`` overrides applied."""
-    from rag.cli.common import overrides
-    from rag.config import load_config
-
-    cfg = load_config(args.config)
-    ov = overrides(getattr(args, "set", None))
-    return cfg.with_overrides(ov) if ov else cfg
-
-
 def _fmt(v) -> str:
     if v is None:
         return "-"
@@ -140,7 +130,7 @@ def _fmt(v) -> str:
 def cmd_eval_answers(args) -> int:
     from rag.evaluation.faithfulness import eval_answers
 
-    cfg = _config(args)
+    cfg = load_cli_config(args)
     progress, bars = progress_bars()
     try:
         rep = eval_answers(Path(args.dataset), cfg, progress=progress)
@@ -166,7 +156,7 @@ def cmd_eval_answers(args) -> int:
 def cmd_eval_claims(args) -> int:
     from rag.evaluation.claims import eval_claims
 
-    cfg = _config(args)
+    cfg = load_cli_config(args)
     rep = eval_claims(Path(args.dataset), cfg, corpus_path=Path(args.corpus) if args.corpus else None)
     out = rep.to_json()
     print(f"{args.dataset}: {out['n']} claims  (config {cfg.hash})")
