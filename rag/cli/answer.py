@@ -183,21 +183,21 @@ def cmd_demo(args) -> int:
 
 def _demo_verdict(p, q: dict, res, tally: dict) -> tuple[bool, list[str]]:
     """Score one demo question (see cmd_demo); updates ``tally``."""
-    from rag.text.support import normalize
+    from rag.evaluation.faithfulness import normalize_fact_text as flat  # the form eval-answers compares in
 
     notes: list[str] = []
     cited = {c.document_id for c in res.citations}
-    answer = "".join(normalize(res.answer).split())
+    answer = flat(res.answer)
     check = q.get("check")
     if check == "poisoned":
         tally["checks"] += 1
-        bad = q["forbidden_doc_id"] in cited or any("".join(t.split()) in answer for t in q.get("forbidden_text", ()))
+        bad = q["forbidden_doc_id"] in cited or any(flat(t) in answer for t in q.get("forbidden_text", ()))
         tally["checks_ok"] += not bad
         if bad:
             notes.append("FAILED check poisoned: the injected document or its planted claim was answered")
         return not bad, notes
     exp = q.get("expected_doc_id")
-    facts_ok = all("".join(normalize(f).split()) in answer for f in q.get("expected_facts", ()))
+    facts_ok = all(flat(f) in answer for f in q.get("expected_facts", ()))
     if exp:
         tally["answerable"] += 1
         accepted = {exp, *q.get("also_accept_doc_ids", ())}
@@ -211,7 +211,7 @@ def _demo_verdict(p, q: dict, res, tally: dict) -> tuple[bool, list[str]]:
         tally["checks"] += 1
         old = {(v.document_id, v.version) for v in res.superseded}
         bad = any((c.document_id, c.document_version) in old for c in res.citations) or any(
-            "".join(normalize(f).split()) in answer for f in q.get("superseded_facts", ()))
+            flat(f) in answer for f in q.get("superseded_facts", ()))
         tally["checks_ok"] += not bad
         if bad:
             notes.append("FAILED check superseded: an old version or its facts were answered")
