@@ -29,7 +29,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rag.answer.contract import AnswerPayload, CitationItem, GenerationOutput, GenerationRequest, TokenUsage
 from rag.answer.support import check_support
@@ -117,6 +117,7 @@ class _Unit:
     score: float = 0.0
     lexical: float = 0.0  # IDF-weighted share of the question's terms in the unit
     context: float = 0.0  # the same for the unit's whole block
+    pre: float = 0.0  # (1 - context_weight) * lexical + context_weight * context: the lexical match
     model: float | None = None  # the scorer's score, when it scored this unit
 
 
@@ -195,8 +196,7 @@ class ExtractiveGenerator:
             m = model_of.get(i)
             scaled = 0.0 if m is None else min(1.0, max(0.0, (m - lo) / (1 - lo)))
             final = (scaled if cross[u.block_pos] and w > 0 else (1 - w) * pre[i] + w * scaled) * fit[i]
-            ranked.append(_Unit(u.block_pos, u.sent_pos, u.source_id, u.raw, u.text, u.kinds, u.delegates, u.lead,
-                                final, own[i], ctx[u.block_pos], m))
+            ranked.append(replace(u, score=final, lexical=own[i], context=ctx[u.block_pos], pre=pre[i], model=m))
         ranked.sort(key=lambda u: (-u.score, u.block_pos, u.sent_pos))
         return ranked
 
@@ -279,10 +279,8 @@ class ExtractiveGenerator:
         want = QUANTITY_KINDS.get(wanted_fact(question))
         if want is None:
             return False
-        lex = lambda u: (1 - self.config.extractive_context_weight) * u.lexical + \
-            self.config.extractive_context_weight * u.context  # noqa: E731
-        deleg = [lex(u) for u in ranked if u.delegates and not u.kinds & want]
-        answers = [lex(u) for u in ranked if u.kinds & want]
+        deleg = [u.pre for u in ranked if u.delegates and not u.kinds & want]
+        answers = [u.pre for u in ranked if u.kinds & want]
         return bool(deleg) and max(deleg) > max(answers, default=0.0)
 
     def generate(self, request: GenerationRequest) -> GenerationOutput:
