@@ -197,8 +197,10 @@ class GateConfig(_Section):
 
     section: ClassVar[str] = "gate"
     enabled: bool = True
-    signal: Literal["probability", "dense", "bm25", "fused"] = "probability"
+    # answerability: a logistic model over several signals (rag.rerank.answerability), fitted beside the reranker
+    signal: Literal["probability", "answerability", "dense", "bm25", "fused"] = "probability"
     threshold: float = 0.5
+    answerability_model: str | None = None  # answerability.json; None: the one beside the reranker
     min_supporting: int = Field(1, ge=1)  # at least this many candidates must reach support_threshold
     support_threshold: float | None = None  # None: same as threshold
     # Used when the reranker did not run (disabled, or the query language is not reranked).
@@ -217,8 +219,14 @@ class GenerationConfig(_Section):
     """The answer generator and the regeneration loop (rag.answer.generators, rag.answer.loop)."""
 
     section: ClassVar[str] = "generation"
-    backend: Literal["extractive", "openai"] = "extractive"
+    backend: Literal["extractive", "openai", "llamacpp"] = "extractive"
     model: str = "gpt-4o-mini"
+    # backend llamacpp (rag.answer.llamacpp): a GGUF run in-process. model_path is a model name installed by
+    # `rag models install-llm NAME` (qwen2.5-0.5b, qwen2.5-1.5b) or a GGUF path (relative: to the config file)
+    model_path: str = "qwen2.5-1.5b"
+    n_ctx: int = Field(4096, ge=256)  # llama.cpp context window (prompt + answer), in the model's own tokens
+    n_threads: int | None = Field(None, ge=1)  # None: llama.cpp's choice (about the physical cores)
+    seed: int = 0  # llama.cpp sampling seed (temperature 0 is greedy anyway)
     base_url: str | None = None  # None: the OpenAI API; a loopback URL may run without a key
     api_key_env: str = "OPENAI_API_KEY"  # the NAME of the variable holding the key, never the key
     timeout_s: float = Field(60.0, gt=0)
@@ -320,6 +328,10 @@ class RagConfig(_Section):
             raise ValueError(
                 f"generation.max_tokens ({self.generation.max_tokens}) must equal context.output_reserve "
                 f"({self.context.output_reserve}): the context budget reserves exactly what the model may write")
+        if self.generation.backend == "llamacpp" and self.context.context_limit > self.generation.n_ctx:
+            raise ValueError(
+                f"context.context_limit ({self.context.context_limit}) exceeds generation.n_ctx "
+                f"({self.generation.n_ctx}), the local model's window: lower context_limit or raise n_ctx")
         return self
 
     @property

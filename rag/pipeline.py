@@ -16,7 +16,7 @@ from rag.config import RagConfig, load_config
 from rag.context.builder import DroppedEvidence, Evidence
 from rag.context.prompt import Guideline, GuidelineSelector, Prompt, PromptBuilder
 from rag.context.sanitize import QuarantinedEvidence, quarantine
-from rag.errors import IndexMismatchError
+from rag.errors import ConfigError, IndexMismatchError
 from rag.index.chunking import Chunker
 from rag.index.embedders import CachedEmbedder, Embedder, EmbeddingCache, cosines, make_embedder
 from rag.index.loaders import check_unique, load_documents, load_guidelines
@@ -52,6 +52,7 @@ class Pipeline:
         self._index: HybridIndex | None = index
         self._prompt_builder: PromptBuilder | None = None
         self._reranker: CrossEncoderReranker | None = None
+        self._answerability = None  # rag.rerank.answerability.AnswerabilityModel, loaded on first use
         self._generator: Generator | None = None
         self._validator: CitationValidator | None = None
         # Derived from the index's current documents / chunks; recomputed when the index swaps them
@@ -163,7 +164,23 @@ class Pipeline:
 
     @property
     def gate(self) -> Gate:
-        return Gate(self.config.gate)
+        g = self.config.gate
+        if g.signal != "answerability" or not g.enabled:
+            return Gate(g)
+        if self._answerability is None:
+            from rag.rerank.answerability import FILENAME, load
+
+            if g.answerability_model:
+                path = self.config.resolve(g.answerability_model)
+            else:
+                reranker = self.reranker
+                folder = reranker.scorer.path if reranker is not None else None
+                if folder is None:
+                    raise ConfigError("gate.signal: answerability needs gate.answerability_model when the reranker "
+                                      "is disabled or not a local checkpoint")
+                path = folder / FILENAME
+            self._answerability = load(path)
+        return Gate(g, self._answerability)
 
     def retrieve(self, question: str, *, search: SearchResult | None = None) -> "Retrieved":
         """Search; set aside other versions than the policy allows (``retrieval.versions``) and

@@ -36,7 +36,9 @@ def main() -> int:
     ap.add_argument("--out", default=".rag/data/msmarco_en_abstention.jsonl")
     args = ap.parse_args()
     ds = load_beir(args.dataset, "test")
-    used = {json.loads(x)["query_id"] for x in open(args.groups, encoding="utf-8") if json.loads(x)["source"] == ds.name}
+    # Every query id of the training run is excluded, whatever its source: MS MARCO en and ko share ids
+    # (ko is a translation), so a query trained on in one language is not evaluated in the other.
+    used = {json.loads(x)["query_id"] for x in open(args.groups, encoding="utf-8")}
     pool = sorted(q for q in ds.qrels if q not in used)
     random.Random(args.seed).shuffle(pool)
     qids = sorted(pool[: args.queries])

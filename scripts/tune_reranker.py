@@ -38,11 +38,12 @@ def main() -> int:
     ap.add_argument("--groups", required=True, help="the training run's groups.jsonl (its queries are excluded)")
     ap.add_argument("--queries", type=int, default=400)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--languages", default="en", help="query languages the model reranks, comma-separated")
     ap.add_argument("--out", default="results/tune_reranker.json")
     args = ap.parse_args()
 
     ds = load_beir(args.dataset, args.split)
-    used = {g.query_id for g in load_groups(Path(args.groups)) if g.source == ds.name}
+    used = {g.query_id for g in load_groups(Path(args.groups))}  # MS MARCO en/ko share query ids
     pool = sorted(q for q in ds.qrels if q not in used)
     random.Random(args.seed).shuffle(pool)
     qids = sorted(pool[: args.queries])
@@ -50,7 +51,7 @@ def main() -> int:
     index = pipe.new_index(ds.corpus)
     retr = HybridRetriever(index, pipe.embedder, pipe.config.retrieval)
     scorer = CrossEncoderScorer(RerankConfig(batch_size=32), model=str(Path(args.model).resolve()))
-    rerankers = {w: CrossEncoderReranker(scorer, config=RerankConfig(top_n=30, blend_weight=w)) for w in WEIGHTS}
+    rerankers = {w: CrossEncoderReranker(scorer, config=RerankConfig(top_n=30, blend_weight=w, languages=tuple(args.languages.split(",")))) for w in WEIGHTS}
     searched = retr.search_many([ds.queries[q] for q in qids], candidates=30)
     ndcg = {w: [] for w in WEIGHTS}
     ndcg["hybrid"] = []

