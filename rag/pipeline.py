@@ -23,7 +23,8 @@ from rag.index.loaders import check_unique, load_documents, load_guidelines
 from rag.index.layout import index_exists
 from rag.index.store import HybridIndex, Progress, UpdateReport, build_index
 from rag.rerank.calibration import Calibration
-from rag.rerank.cross_encoder import CrossEncoderReranker, CrossEncoderScorer, RerankResult, reranked_candidates
+from rag.rerank.cross_encoder import (BUNDLED_RERANKERS, CrossEncoderReranker, CrossEncoderScorer, RerankResult,
+                                      reranked_candidates)
 from rag.rerank.gate import Gate, GateDecision
 from rag.result import AnswerResult, AnswerTrace, CandidateTrace
 from rag.retrieval.hybrid import HybridRetriever, check_query
@@ -156,7 +157,7 @@ class Pipeline:
             return None
         if self._reranker is None:
             model = r.model
-            if model != "default" and self.config.resolve(model).exists():
+            if model != "default" and model not in BUNDLED_RERANKERS and self.config.resolve(model).exists():
                 model = str(self.config.resolve(model))
             cal = Calibration.load(self.config.resolve(r.calibration)) if r.calibration else None
             self._reranker = CrossEncoderReranker(CrossEncoderScorer(r, model=model), cal, r)

@@ -4,6 +4,7 @@ from rag.rerank.calibration import (
     fit_platt,
 )
 from rag.rerank.cross_encoder import (
+    BUNDLED_RERANKERS,
     DEFAULT_RERANKER,
     check_checkpoint,
     CrossEncoderReranker,
@@ -42,6 +43,7 @@ from rag.rerank.train import (
 
 __all__ = [
     "ANSWER",
+    "BUNDLED_RERANKERS",
     "BELOW_THRESHOLD",
     "Calibration",
     "CrossEncoderReranker",

@@ -30,7 +30,13 @@ from rag.types import Candidate
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_RERANKER = Path(__file__).resolve().parents[1] / "_models" / "reranker-minilm"
+MODELS_DIR = Path(__file__).resolve().parents[1] / "_models"
+# Committed checkpoints, by the name a config uses for ``rerank.model``.
+BUNDLED_RERANKERS = MappingProxyType({
+    "minilm": MODELS_DIR / "reranker-minilm",  # English only (all-MiniLM-L6-v2 body)
+    "e5-ko-en": MODELS_DIR / "reranker-e5-ko-en",  # Korean + English (multilingual-e5-small, 6 layers)
+})
+DEFAULT_RERANKER = BUNDLED_RERANKERS["minilm"]
 
 
 # --------------------------------------------------------------------------- results
@@ -141,12 +147,15 @@ class CrossEncoderScorer:
     def path(self) -> Path | None:
         if self.model == "default":
             return DEFAULT_RERANKER
+        if self.model in BUNDLED_RERANKERS:
+            return BUNDLED_RERANKERS[self.model]
         p = Path(self.model).expanduser()
         return p if (p.exists() or self.model.startswith((".", "/", "~"))) else None
 
     @property
     def model_id(self) -> str:
-        name = "default:" + DEFAULT_RERANKER.name if self.model == "default" else self.model
+        bundled = DEFAULT_RERANKER if self.model == "default" else BUNDLED_RERANKERS.get(self.model)
+        name = "default:" + bundled.name if bundled is not None else self.model
         return f"cross-encoder:{name}" + (":int8" if self.quantize else "")
 
     def _load(self):

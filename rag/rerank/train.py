@@ -64,6 +64,7 @@ class TrainConfig(_Section):
     warmup_fraction: float = Field(0.1, ge=0, lt=1)
     epochs: int = Field(1, ge=1)
     groups_per_step: int = Field(4, ge=1)
+    max_steps: int | None = Field(None, ge=1)  # stop early (a CPU budget); the schedule spans these steps
     threads: int | None = Field(None, gt=0)
     sources: tuple[TrainSource, ...] = Field(min_length=1)
     base_dir: str = Field(".", exclude=True)
@@ -224,6 +225,8 @@ def train(cfg: TrainConfig, groups: Sequence[TrainGroup],
         weight_decay=cfg.weight_decay,
     )
     total = math.ceil(len(groups) / cfg.groups_per_step) * cfg.epochs
+    if cfg.max_steps is not None:
+        total = min(total, cfg.max_steps)
     warm = max(1, int(total * cfg.warmup_fraction))
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: (s + 1) / warm if s < warm else max(0.0, (total - s) / max(1, total - warm)))
@@ -234,6 +237,8 @@ def train(cfg: TrainConfig, groups: Sequence[TrainGroup],
     step = 0
     pad = tok.pad_token_id or 0
     for batch in _batches(len(groups), cfg.groups_per_step, rng, cfg.epochs):
+        if step >= total:
+            break
         rows = [g * n_per + j for g in batch for j in range(n_per)]
         width = max(len(ids[r]) for r in rows)
         inp = torch.full((len(rows), width), pad, dtype=torch.long)
@@ -290,6 +295,8 @@ def write_model_card(cfg: TrainConfig, report: TrainReport, groups: Sequence[Tra
         "lr_body": cfg.lr_body,
         "epochs": cfg.epochs,
         "groups_per_step": cfg.groups_per_step,
+        "max_steps": cfg.max_steps,
+        "groups_trained": min(len(groups), report.steps * cfg.groups_per_step),
         "steps": report.steps,
         "training_groups": by_source,
         "sources": [s.model_dump() for s in cfg.sources],
