@@ -23,7 +23,7 @@ from rag.config import RerankConfig, load_config
 from rag.index import load_beir
 from rag.evaluation.metrics import dedupe_docs, ndcg_at_k
 from rag.pipeline import Pipeline
-from rag.rerank import CrossEncoderReranker, CrossEncoderScorer, fit_platt, load_groups
+from rag.rerank import CrossEncoderReranker, CrossEncoderScorer, fit_platt, in_holdout, load_groups
 from rag.retrieval import HybridRetriever
 
 WEIGHTS = (0.0, 0.25, 0.4, 0.5, 0.6, 0.75, 1.0)
@@ -39,18 +39,28 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=400)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--languages", default="en", help="query languages the model reranks, comma-separated")
+    ap.add_argument("--max-length", type=int, default=None, help="pair length in tokens (default: the checkpoint's)")
+    ap.add_argument("--quantize", action="store_true", help="int8 dynamic quantization (as rerank.quantize)")
+    ap.add_argument("--top-n", type=int, nargs="*", default=[10, 20, 30], help="rerank depths compared at the best weight")
+    ap.add_argument("--holdout", type=int, default=0, metavar="PERCENT",
+                    help="report mode: the queries a training config with this holdout_percent kept out "
+                         "(e.g. SciFact 40), instead of unused ones; with --no-save")
+    ap.add_argument("--no-save", action="store_true", help="do not write calibration.json (report only)")
     ap.add_argument("--out", default="results/tune_reranker.json")
     args = ap.parse_args()
 
     ds = load_beir(args.dataset, args.split)
     used = {g.query_id for g in load_groups(Path(args.groups))}  # MS MARCO en/ko share query ids
     pool = sorted(q for q in ds.qrels if q not in used)
+    if args.holdout:
+        pool = sorted(q for q in ds.qrels if in_holdout(ds.name, q, args.holdout))
     random.Random(args.seed).shuffle(pool)
     qids = sorted(pool[: args.queries])
     pipe = Pipeline(load_config(args.config).with_overrides({"rerank.model": str(Path(args.model).resolve())}))
     index = pipe.new_index(ds.corpus)
     retr = HybridRetriever(index, pipe.embedder, pipe.config.retrieval)
-    scorer = CrossEncoderScorer(RerankConfig(batch_size=32), model=str(Path(args.model).resolve()))
+    scorer = CrossEncoderScorer(RerankConfig(batch_size=32, max_length=args.max_length, quantize=args.quantize),
+                                model=str(Path(args.model).resolve()))
     rerankers = {w: CrossEncoderReranker(scorer, config=RerankConfig(top_n=30, blend_weight=w, languages=tuple(args.languages.split(",")))) for w in WEIGHTS}
     searched = retr.search_many([ds.queries[q] for q in qids], candidates=30)
     ndcg = {w: [] for w in WEIGHTS}
@@ -72,19 +82,31 @@ def main() -> int:
             print(f"{i + 1}/{len(qids)} queries ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
     means = {str(k): round(float(np.mean(v)), 4) for k, v in ndcg.items()}
     best = max(WEIGHTS, key=lambda w: (means[str(w)], -abs(w - 0.5)))
+    langs = tuple(args.languages.split(","))
+    depth: dict[str, dict[int, float]] = {}
+    for w in sorted({0.25, 0.5, 1.0, best}):  # logits are cached: reranking a shallower prefix is free
+        depth[str(w)] = {}
+        for n in args.top_n:
+            r = CrossEncoderReranker(scorer, config=RerankConfig(top_n=n, blend_weight=w, languages=langs))
+            depth[str(w)][n] = round(float(np.mean([
+                ndcg_at_k(dedupe_docs([c.candidate.chunk.document_id for c in r.rerank(ds.queries[q], f.candidates).candidates]),
+                          ds.qrels[q], 10) for q, f in zip(qids, searched)])), 4)
+    print("nDCG@10 by blend weight and rerank depth (top_n):", depth)
     cal = fit_platt(logits, labels, fitted_on=f"{ds.name} {len(qids)} queries unused in training, hybrid top-30 pairs")
-    cal.save(Path(args.model) / "calibration.json")
+    if not args.no_save:
+        cal.save(Path(args.model) / "calibration.json")
     print(f"{'blend weight':>14} {'nDCG@10':>8}")
     for k, v in means.items():
         print(f"{k:>14} {v:>8.4f}")
     print(f"best blend weight: {best}; Platt a={cal.a:.4f} b={cal.b:.4f} on {cal.n} pairs "
           f"({sum(labels)} relevant)")
     out = {"dataset": ds.name, "n_queries": len(qids), "ndcg@10": means, "best_blend_weight": best,
+           "ndcg@10_by_top_n": depth, "max_length": scorer.max_length, "quantize": args.quantize,
            "platt": {"a": cal.a, "b": cal.b, "n": cal.n, "positives": int(sum(labels))},
            "model": str(args.model), "config_hash": pipe.config.hash, "embedding_model": pipe.embedder.model_id}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.out} and {Path(args.model) / 'calibration.json'}")
+    print(f"wrote {args.out}" + ("" if args.no_save else f" and {Path(args.model) / 'calibration.json'}"))
     return 0
 
 
