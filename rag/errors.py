@@ -77,6 +77,10 @@ class ModelLoadError(RagError):
     """A model could not be loaded from the given name or path."""
 
 
+class ModelInstallError(RagError):
+    """A local model could not be downloaded, assembled or verified (``rag models install-llm``)."""
+
+
 def missing_dependency(package: str, extra: str, purpose: str) -> DependencyError:
     return DependencyError(
         f"{purpose} needs the '{package}' package, which is not installed. "

@@ -264,7 +264,8 @@ class Pipeline:
             g = self.config.generation
             scorer = embedding_scorer(self.embedder) if g.backend == "extractive" and \
                 g.extractive_scorer == "embedding" else None
-            self._generator = make_generator(g, scorer=scorer, validation=self.config.validation)
+            self._generator = make_generator(g, scorer=scorer, validation=self.config.validation,
+                                             base_dir=self.config.base_dir)
         return self._generator
 
     @property

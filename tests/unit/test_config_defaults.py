@@ -51,6 +51,7 @@ COMPONENTS: list[tuple[str, Callable[[], Any], Callable[[Any], Any], Any]] = [
      DEFAULTS.batch),
     ("ExtractiveGenerator", lambda: answer.ExtractiveGenerator(), lambda c: (c.config, c.validation),
      (DEFAULTS.generation, DEFAULTS.validation)),
+    ("LlamaCppGenerator", lambda: answer.LlamaCppGenerator(), lambda c: c.config, DEFAULTS.generation),
 ]
 
 
