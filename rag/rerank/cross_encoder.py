@@ -188,7 +188,9 @@ class CrossEncoderScorer:
         except Exception as exc:  # noqa: BLE001 - any loader failure becomes one typed error
             raise ModelLoadError(f"could not load cross-encoder {self.model!r}: {exc}") from exc
         if self.quantize:
-            ce[0].model = torch.ao.quantization.quantize_dynamic(ce[0].model, {torch.nn.Linear}, dtype=torch.qint8)
+            from rag.rerank.e5_reranker import quantize_linear
+
+            ce[0].model = quantize_linear(ce[0].model)
         self.max_length = max_length or int(getattr(ce, "max_seq_length", None) or 512)
         self._tok = ce.tokenizer
         self._ce = ce

@@ -173,11 +173,9 @@ class CompactCrossEncoder:
     ``predict(pairs, batch_size)`` returning raw logits, and ``tokenizer``."""
 
     def __init__(self, path: Path, max_length: int, quantize: bool = False) -> None:
-        import torch
-
         model = load_compact(path)
         if quantize:
-            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+            model = quantize_linear(model)
         self.model = model
         self.tokenizer = tokenizer()
         self.max_length = max_length
@@ -199,6 +197,17 @@ class CompactCrossEncoder:
                 logits = self.model(input_ids=ids, attention_mask=att).logits.reshape(-1)
                 out[idx] = logits.float().numpy()
         return out
+
+
+def quantize_linear(model: "torch.nn.Module") -> "torch.nn.Module":
+    """Dynamic int8 Linear layers (CPU), without torch's eager-mode deprecation warning (torch 2.13 has it)."""
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"(?s).*deprecated.*")
+        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
 
 
 def pad_batch(rows: Sequence[Sequence[int]], pad: int) -> tuple["torch.Tensor", "torch.Tensor"]:
