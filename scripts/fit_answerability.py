@@ -95,7 +95,8 @@ def _rows_kolaw(cfg, path: Path) -> list[dict]:
     return rows
 
 
-def feature_table(cfg, name: str, max_questions: int | None) -> list[dict]:
+def feature_table(pipe: Pipeline, name: str, max_questions: int | None) -> list[dict]:
+    cfg = pipe.config
     d = cfg.model_dump(mode="json")
     key = hash_key(json.dumps({k: d[k] for k in ("bm25", "embedding", "rerank", "retrieval", "chunking")},
                               sort_keys=True), name)[:16]
@@ -103,7 +104,7 @@ def feature_table(cfg, name: str, max_questions: int | None) -> list[dict]:
     if cache.is_file():
         return json.loads(cache.read_text(encoding="utf-8"))
     path, _ = SETS[name]
-    rows = _rows_kolaw(cfg, path) if name == "kolaw-dev" else _rows_labelled(Pipeline(cfg), name, path, max_questions)
+    rows = _rows_kolaw(cfg, path) if name == "kolaw-dev" else _rows_labelled(pipe, name, path, max_questions)
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(rows), encoding="utf-8")
     return rows
@@ -134,12 +135,13 @@ def main() -> int:
     ap.add_argument("--out", default="results/answerability.json")
     args = ap.parse_args()
     cfg = load_config(args.config)
+    pipe = Pipeline(cfg)  # one set of models (embedder, reranker) for every labelled set
     tables = {}
     for name in args.sets:
         if not SETS[name][0].exists():
             print(f"skip {name}: {SETS[name][0]} not found", file=sys.stderr)
             continue
-        tables[name] = feature_table(cfg, name, args.max_questions)
+        tables[name] = feature_table(pipe, name, args.max_questions)
     names = sorted(tables)
     # Leave one data set out, per feature subset.
     lodo: dict[str, dict[str, float]] = {}
@@ -168,7 +170,7 @@ def main() -> int:
         xs, ys = _xy(tables[n], "calib")
         x += xs
         y += ys
-    reranker = Pipeline(cfg).reranker
+    reranker = pipe.reranker
     model = A.fit(x, y, SUBSETS[best], l2=args.l2, reranker=reranker.model_id if reranker else "",
                   note=f"fit on the calib halves of {', '.join(names)} (kolaw-dev whole); scripts/fit_answerability.py")
     taus = {}
