@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rag._io import read_jsonl, write_jsonl
 from rag.errors import ConfigError, DatasetError, missing_dependency
+from rag.rerank.e5_reranker import pad_batch
 from rag.types import Document
 
 if TYPE_CHECKING:
@@ -240,16 +241,8 @@ def train(cfg: TrainConfig, groups: Sequence[TrainGroup],
         if step >= total:
             break
         rows = [g * n_per + j for g in batch for j in range(n_per)]
-        width = max(len(ids[r]) for r in rows)
-        inp = torch.full((len(rows), width), pad, dtype=torch.long)
-        att = torch.zeros((len(rows), width), dtype=torch.long)
-        tt = torch.zeros((len(rows), width), dtype=torch.long)
-        for i, r in enumerate(rows):
-            L = len(ids[r])
-            inp[i, :L] = torch.tensor(ids[r])
-            att[i, :L] = 1
-            if types is not None:
-                tt[i, :L] = torch.tensor(types[r])
+        inp, att = pad_batch([ids[r] for r in rows], pad)
+        tt = pad_batch([types[r] for r in rows], 0)[0] if types is not None else torch.zeros_like(inp)
         logits = model(input_ids=inp, attention_mask=att, token_type_ids=tt).logits.view(len(batch), n_per)
         loss = torch.nn.functional.cross_entropy(logits, torch.zeros(len(batch), dtype=torch.long))
         opt.zero_grad()
