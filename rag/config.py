@@ -319,6 +319,32 @@ class BatchConfig(_Section):
     max_consecutive_failures: int | None = Field(50, ge=1)  # stop the batch (server down?); None: never
 
 
+class ServeConfig(_Section):
+    """``rag serve`` (rag.serve): operational only, never changes an answer. Host, port and workers
+    can be overridden on the command line; API keys come from the environment (RAG_API_KEYS,
+    RAG_ADMIN_KEYS), never from the config."""
+
+    section: ClassVar[str] = "serve"
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=0, le=65535)
+    workers: int = Field(1, ge=1, le=64)  # processes; each loads the models and follows the index on disk
+    max_concurrency: int = Field(4, ge=1, le=1024)  # questions processed at once per worker
+    max_queue: int = Field(32, ge=0)  # questions waiting for a slot; beyond it: 429 with Retry-After
+    retry_after_s: int = Field(1, ge=1)
+    request_timeout_s: float = Field(60.0, gt=0)  # whole request; past it: 504 with code "timeout"
+    max_request_bytes: int = Field(1_000_000, gt=0)  # any body except POST /v1/documents
+    max_documents_bytes: int = Field(50_000_000, gt=0)  # POST /v1/documents
+    max_question_chars: int = Field(4000, gt=0)
+    max_history_turns: int = Field(50, ge=0)
+    cors_origins: tuple[str, ...] = ()  # empty: CORS off (no CORS headers at all)
+    allow_unauthenticated: bool = False  # serve a non-loopback host without API keys (refused by default)
+    shutdown_timeout_s: float = Field(30.0, gt=0)  # graceful shutdown: in-flight requests get this long
+    index_poll_s: float = Field(1.0, gt=0)  # how often a worker checks the index on disk for a newer version
+    trace: bool = True  # include the trace in answers unless the request says otherwise
+    model_name: str = "rag"  # the model name /v1/chat/completions reports
+    log_format: Literal["json", "text"] = "json"
+
+
 class RagConfig(_Section):
     name: str = "default"
     corpus: CorpusConfig = CorpusConfig()
@@ -335,6 +361,7 @@ class RagConfig(_Section):
     validation: ValidationConfig = ValidationConfig()
     security: SecurityConfig = SecurityConfig()
     batch: BatchConfig = BatchConfig()
+    serve: ServeConfig = ServeConfig()
     base_dir: str = Field(".", exclude=True)
 
     @model_validator(mode="after")
@@ -364,9 +391,10 @@ class RagConfig(_Section):
 
     @property
     def results_hash(self) -> str:
-        """Hash of every setting that can change an answer: the config minus its ``batch`` section."""
+        """Hash of every setting that can change an answer: the config minus its ``batch`` and ``serve`` sections."""
         d = self.model_dump(mode="json")
         d.pop("batch", None)
+        d.pop("serve", None)
         return digest(d)
 
     @property

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import AsyncIterator, Iterable, Literal, Sequence
 
 from rag.answer.contract import Generator
 from rag.answer.generators import make_generator
@@ -32,7 +33,7 @@ from rag.retrieval.versions import SupersededVersion, VersionInfo, allowed_versi
 from rag.text.analyzers import make_analyzer
 from rag.text.lang import detect_language
 from rag.text.tokens import make_counter
-from rag.types import Candidate, Document, SearchResult, Turn
+from rag.types import Candidate, Document, SearchFilter, SearchResult, Turn
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +53,7 @@ class Pipeline:
         self._embedder = embedder
         self._index: HybridIndex | None = index
         self._prompt_builder: PromptBuilder | None = None
+        self._prompt_builders: dict[str, PromptBuilder] = {}  # per context.ordering asked for by a request
         self._reranker: CrossEncoderReranker | None = None
         self._answerability = None  # rag.rerank.answerability.AnswerabilityModel, loaded on first use
         self._generator: Generator | None = None
@@ -145,8 +147,30 @@ class Pipeline:
         self.index.save(self.index_path)
         return report
 
-    def search(self, query: str, candidates: int | None = None) -> SearchResult:
-        return self.retriever.search(query, candidates)
+    def search(self, query: str, candidates: int | None = None, where: SearchFilter | None = None) -> SearchResult:
+        """Fused candidates (``candidates``: how many, default ``retrieval.candidates``); ``where``
+        restricts retrieval to some documents and/or versions."""
+        return self.retriever.search(query, candidates, where)
+
+    def use_index(self, index: HybridIndex) -> None:
+        """Serve ``index`` from now on (a writer publishes the version it just saved); a pipeline
+        pinned before keeps the version it pinned."""
+        self._index = index
+
+    def pinned(self) -> "Pipeline":
+        """A pipeline over a read-only snapshot of the current index, sharing every loaded component.
+
+        A service pins one per request, so the whole request (search, version policy, quarantine)
+        sees one index version while documents are added or deleted. Load the components first
+        (:meth:`warm_up`) or each pinned copy loads its own."""
+        view = copy.copy(self)
+        view._index = self.index.snapshot()
+        return view
+
+    def warm_up(self) -> None:
+        """Load every component a question needs (models, index, prompt builder, generator)."""
+        _ = (self.index, self.embedder, self.reranker, self.gate, self.prompt_builder, self.generator, self.validator)
+        self.embedder.embed_queries(["warm up"])
 
     # -- reranking and the gate ---------------------------------------------------
     @property
@@ -183,19 +207,26 @@ class Pipeline:
             self._answerability = load(path)
         return Gate(g, self._answerability)
 
-    def retrieve(self, question: str, *, search: SearchResult | None = None) -> "Retrieved":
+    def retrieve(self, question: str, *, search: SearchResult | None = None, where: SearchFilter | None = None,
+                 top_k: int | None = None) -> "Retrieved":
         """Search; set aside other versions than the policy allows (``retrieval.versions``) and
         evidence that carried an injection attempt (``security.quarantine``); rerank (if enabled)
-        and decide with the gate whether to answer."""
-        result, superseded, quarantined = self._eligible(search if search is not None else self.search(question))
+        and decide with the gate whether to answer. ``where`` and ``top_k`` (candidates) as in
+        :meth:`search`; a ``where`` that names versions replaces the version policy."""
+        if search is None:
+            search = self.search(question, top_k, where)
+        result, superseded, quarantined = self._eligible(search, where)
         reranker = self.reranker
         rr = reranker.rerank(question, result.candidates) if reranker is not None else None
         candidates = reranked_candidates(rr) if rr is not None and rr.applied else result.candidates
         return Retrieved(result, rr, candidates, self.gate.decide(result.candidates, rr), superseded, quarantined)
 
-    def _eligible(self, result: SearchResult) -> tuple[SearchResult, tuple[SupersededVersion, ...],
-                                                        tuple[QuarantinedEvidence, ...]]:
-        eligible, superseded = filter_versions(result.candidates, self._allowed_versions())
+    def _eligible(self, result: SearchResult, where: SearchFilter | None = None) -> tuple[
+            SearchResult, tuple[SupersededVersion, ...], tuple[QuarantinedEvidence, ...]]:
+        if where is not None and where.versions:  # the caller chose the versions: no policy on top
+            eligible, superseded = list(result.candidates), ()
+        else:
+            eligible, superseded = filter_versions(result.candidates, self._allowed_versions())
         eligible, quarantined = quarantine(eligible, self.config.security.quarantine, self._document_texts)
         if superseded or quarantined:
             logger.info("set aside: %d superseded version(s), %d quarantined candidate(s)", len(superseded),
@@ -248,14 +279,28 @@ class Pipeline:
         return PromptBuilder(counter, c, selector,
                              schema_overhead=format_overhead(counter, c.max_blocks, c.message_overhead))
 
-    def build_prompt(self, question: str, history: Sequence[Turn] = (), *,
-                     search: SearchResult | None = None) -> tuple[SearchResult, Prompt]:
+    def builder_for(self, ordering: Ordering | None = None) -> PromptBuilder:
+        """The prompt builder, or one that orders the blocks as ``ordering`` says (shares the rest)."""
+        if ordering is None or ordering == self.config.context.ordering:
+            return self.prompt_builder
+        if ordering not in self._prompt_builders:
+            base = self.prompt_builder
+            c = self.config.context.model_copy(update={"ordering": ordering})
+            self._prompt_builders[ordering] = PromptBuilder(base.counter, c, base.selector,
+                                                            schema_overhead=base.schema_overhead)
+        return self._prompt_builders[ordering]
+
+    def build_prompt(self, question: str, history: Sequence[Turn] = (), *, search: SearchResult | None = None,
+                     where: SearchFilter | None = None, top_k: int | None = None,
+                     ordering: Ordering | None = None) -> tuple[SearchResult, Prompt]:
         """Retrieve (unless ``search`` is given), apply the version policy and the quarantine, and build
         the budgeted prompt (fused order, no rerank)."""
-        result, superseded, quarantined = self._eligible(search if search is not None else self.search(question))
+        if search is None:
+            search = self.search(question, top_k, where)
+        result, superseded, quarantined = self._eligible(search, where)
         evidence = [Evidence.from_candidate(c) for c in result.candidates]
-        return result, self.prompt_builder.build(question, evidence, history,
-                                                 set_aside=set_aside_entries(superseded, quarantined))
+        return result, self.builder_for(ordering).build(question, evidence, history,
+                                                        set_aside=set_aside_entries(superseded, quarantined))
 
     # -- answering -----------------------------------------------------------------
     @property
@@ -276,36 +321,52 @@ class Pipeline:
                                                 abstention_texts=self.config.generation.abstention_messages.values())
         return self._validator
 
-    def answer(self, question: str, history: Sequence[Turn] = ()) -> AnswerResult:
+    def answer(self, question: str, history: Sequence[Turn] = (), *, where: SearchFilter | None = None,
+               top_k: int | None = None, ordering: Ordering | None = None) -> AnswerResult:
         """Retrieve, rerank, gate, build the context, generate and validate. On abstention by the
-        gate (or an empty context) the generator is never called."""
+        gate (or an empty context) the generator is never called. ``where`` / ``top_k`` restrict and
+        size retrieval (:meth:`retrieve`); ``ordering`` overrides ``context.ordering``."""
         t0 = time.perf_counter()
         q = check_query(question)
-        got = self.retrieve(q)
+        got = self.retrieve(q, where=where, top_k=top_k)
         if not got.decision.answer:
             return self._result(q, got, None, None, t0)
-        t1 = time.perf_counter()
-        prompt = self.prompt_builder.build(q, got.evidence(), history, set_aside=got.set_aside())
-        context_ms = (time.perf_counter() - t1) * 1e3
+        prompt, context_ms = self._timed_prompt(q, got, history, ordering)
         outcome = generate_answer(prompt, self.generator, self.validator, self.config.generation, question=q)
         return self._result(q, got, prompt, outcome, t0, context_ms)
 
-    async def aanswer(self, question: str, history: Sequence[Turn] = ()) -> AnswerResult:
+    async def aanswer(self, question: str, history: Sequence[Turn] = (), *, where: SearchFilter | None = None,
+                      top_k: int | None = None, ordering: Ordering | None = None) -> AnswerResult:
         """Async twin of :meth:`answer`: retrieval and prompt building run in a worker thread (they are
         CPU-bound), generation awaits the async client."""
+        async for event in self.astream(question, history, where=where, top_k=top_k, ordering=ordering):
+            if isinstance(event, Answered):
+                return event.result
+        raise AssertionError("astream ended without a result")  # pragma: no cover - astream always ends with one
+
+    async def astream(self, question: str, history: Sequence[Turn] = (), *, where: SearchFilter | None = None,
+                      top_k: int | None = None, ordering: Ordering | None = None) -> AsyncIterator["StageEvent"]:
+        """:meth:`aanswer` as it happens: :class:`Searched` (fused candidates), :class:`Gated` (rerank and
+        the gate's decision), then :class:`Answered` with the final result. The answer text only ever
+        travels in ``Answered``, after validation: nothing unvalidated is yielded."""
         t0 = time.perf_counter()
         q = check_query(question)
-        got = await asyncio.to_thread(self.retrieve, q)
+        search = await asyncio.to_thread(self.search, q, top_k, where)
+        yield Searched(search)
+        got = await asyncio.to_thread(self.retrieve, q, search=search, where=where)
+        yield Gated(got)
         if not got.decision.answer:
-            return self._result(q, got, None, None, t0)
+            yield Answered(self._result(q, got, None, None, t0))
+            return
         # Timed inside the worker thread, so waiting for the executor is not counted as context time.
-        prompt, context_ms = await asyncio.to_thread(self._timed_prompt, q, got, history)
+        prompt, context_ms = await asyncio.to_thread(self._timed_prompt, q, got, history, ordering)
         outcome = await agenerate_answer(prompt, self.generator, self.validator, self.config.generation, question=q)
-        return self._result(q, got, prompt, outcome, t0, context_ms)
+        yield Answered(self._result(q, got, prompt, outcome, t0, context_ms))
 
-    def _timed_prompt(self, q: str, got: "Retrieved", history: Sequence[Turn]) -> tuple[Prompt, float]:
+    def _timed_prompt(self, q: str, got: "Retrieved", history: Sequence[Turn],
+                      ordering: Ordering | None = None) -> tuple[Prompt, float]:
         t = time.perf_counter()
-        prompt = self.prompt_builder.build(q, got.evidence(), history, set_aside=got.set_aside())
+        prompt = self.builder_for(ordering).build(q, got.evidence(), history, set_aside=got.set_aside())
         return prompt, (time.perf_counter() - t) * 1e3
 
     def _result(self, q: str, got: "Retrieved", prompt: Prompt | None, outcome: AnswerOutcome | None, t0: float,
@@ -363,6 +424,33 @@ def embedding_scorer(embedder: Embedder):
         return [float(x) for x in cosines(embedder, [question], sentences)[0]] if sentences else []
 
     return score
+
+
+Ordering = Literal["rank", "reverse", "edges"]  # context.ordering
+
+
+@dataclass(frozen=True)
+class Searched:
+    """:meth:`Pipeline.astream`: the fused candidates (after any ``where`` filter), before rerank."""
+
+    search: SearchResult
+
+
+@dataclass(frozen=True)
+class Gated:
+    """:meth:`Pipeline.astream`: rerank done and the gate decided (``retrieved.decision``)."""
+
+    retrieved: "Retrieved"
+
+
+@dataclass(frozen=True)
+class Answered:
+    """:meth:`Pipeline.astream`: the final, validated result (answered or abstained)."""
+
+    result: AnswerResult
+
+
+StageEvent = Searched | Gated | Answered
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,49 @@ class Candidate:
                 return h
         return None
 
+    def to_json(self) -> dict:
+        """The candidate as ``rag search --json`` and ``POST /v1/search`` print it."""
+        ch = self.chunk
+        return {
+            "rank": self.rank,
+            "score": round(self.score, 6),
+            "evidence_id": ch.evidence_id,
+            "document_id": ch.document_id,
+            "version": ch.document_version,
+            "title": ch.title,
+            "uri": ch.uri,
+            "page": ch.page,
+            "span": [ch.start_char, ch.end_char],
+            "retrievers": {h.retriever: {"rank": h.rank, "score": round(h.score, 6)} for h in self.hits},
+            "text": ch.text,
+        }
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    """Restrict retrieval to some documents and/or versions; an empty field restricts nothing.
+
+    ``versions`` are version labels matched against every document's version (``"2024-01-01"``).
+    The filter is applied inside each retriever, before its top-k, so a narrow filter still
+    fills the candidate list from the allowed rows."""
+
+    document_ids: tuple[str, ...] = ()
+    versions: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("document_ids", "versions"):
+            value = getattr(self, name)
+            if isinstance(value, str) or not all(isinstance(v, str) and v for v in value):
+                raise TypeError(f"SearchFilter.{name} must be a sequence of non-empty strings, got {value!r}")
+            object.__setattr__(self, name, tuple(sorted(set(value))))
+
+    def __bool__(self) -> bool:
+        return bool(self.document_ids or self.versions)
+
+    def allows(self, document_id: str, version: str) -> bool:
+        return ((not self.document_ids or document_id in self.document_ids)
+                and (not self.versions or version in self.versions))
+
 
 @dataclass(frozen=True)
 class SearchResult:

@@ -7,23 +7,6 @@ from pathlib import Path
 from rag.cli.common import progress_bar, load_history, make_pipeline
 
 
-def _candidate_json(c) -> dict:
-    ch = c.chunk
-    return {
-        "rank": c.rank,
-        "score": round(c.score, 6),
-        "evidence_id": ch.evidence_id,
-        "document_id": ch.document_id,
-        "version": ch.document_version,
-        "title": ch.title,
-        "uri": ch.uri,
-        "page": ch.page,
-        "span": [ch.start_char, ch.end_char],
-        "retrievers": {h.retriever: {"rank": h.rank, "score": round(h.score, 6)} for h in c.hits},
-        "text": ch.text,
-    }
-
-
 def _print_candidates(result, limit: int) -> None:
     for c in result.candidates[:limit]:
         ranks = "  ".join(f"{h.retriever}#{h.rank} ({h.score:.3f})" for h in c.hits)
@@ -39,7 +22,7 @@ def cmd_search(args) -> int:
     if args.json:
         print(json.dumps({"query": result.query, "config_hash": p.config.hash,
                           "timings_ms": {k: round(v, 3) for k, v in result.timings_ms.items()},
-                          "candidates": [_candidate_json(c) for c in result.candidates]}, ensure_ascii=False, indent=2))
+                          "candidates": [c.to_json() for c in result.candidates]}, ensure_ascii=False, indent=2))
     else:
         _print_candidates(result, args.top)
     return 0

@@ -1,5 +1,5 @@
 """Command line: ``rag index | add | delete | search | context | ask | eval-retrieval | train-reranker | calibrate |
-eval-abstention | eval-answers | eval-claims | demo | batch | experiment | compare | models``."""
+eval-abstention | eval-answers | eval-claims | demo | batch | experiment | compare | models | serve``."""
 from __future__ import annotations
 
 import argparse
@@ -130,6 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
     from rag.cli.models import add_parsers as _models_parsers  # models install-llm | list
 
     _models_parsers(sub)
+    from rag.cli.serve import add_parsers as _serve_parsers  # serve
+
+    _serve_parsers(sub)
     return ap
 
 

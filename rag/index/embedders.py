@@ -360,6 +360,45 @@ class CachedEmbedder:
         return np.stack([found[k] for k in keys]).astype(np.float32)
 
 
+class SerializedEmbedder:
+    """One call at a time into ``inner``, passages in small batches, so a thread embedding new
+    documents and a thread embedding queries take turns instead of sharing a model that may not
+    be thread-safe (``rag serve``)."""
+
+    def __init__(self, inner: Embedder, batch: int = 32) -> None:
+        self.inner = inner
+        self.batch = batch
+        self.model_id = inner.model_id
+        self._lock = threading.Lock()
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            return self.inner.embed_queries(texts)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.inner.dim), np.float32)
+        parts = []
+        for i in range(0, len(texts), self.batch):
+            with self._lock:
+                parts.append(np.asarray(self.inner.embed_passages(texts[i:i + self.batch]), dtype=np.float32))
+        return np.vstack(parts)
+
+
+def serialized(embedder: Embedder) -> Embedder:
+    """``embedder`` with its model calls serialized (:class:`SerializedEmbedder`); a cached embedder
+    keeps its cache outside the lock and stays a :class:`CachedEmbedder`."""
+    if isinstance(embedder, CachedEmbedder):
+        if not isinstance(embedder.inner, SerializedEmbedder):
+            embedder.inner = SerializedEmbedder(embedder.inner)
+        return embedder
+    return embedder if isinstance(embedder, SerializedEmbedder) else SerializedEmbedder(embedder)
+
+
 def make_embedder(config: EmbeddingConfig | None = None) -> Embedder:
     """The embedder the ``embedding`` section asks for (nothing loads until first use)."""
     config = config or EmbeddingConfig()

@@ -17,6 +17,7 @@ that opened it just before the swap can finish.
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import logging
@@ -47,7 +48,7 @@ from rag.errors import (
 )
 from rag.index.layout import FORMAT_VERSION, DocumentRecord, IndexParams, current_version, version_numbers
 from rag.index.loaders import check_unique
-from rag.types import Chunk, Document, ScoredChunk
+from rag.types import Chunk, Document, ScoredChunk, SearchFilter
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +98,10 @@ class HybridIndex:
         self._dim: int | None = None
         self._lock = threading.Lock()  # guards the swap of (chunks, embeddings, bm25, faiss, documents)
         self._write_lock = threading.RLock()  # one update at a time
+        self.version_name: str | None = None  # the saved version folder these contents are (v-000007), if any
+        self._read_only = False
+        # chunks list -> row span of each (document id, version); shared with snapshots, latest version only
+        self._row_spans: dict[str, tuple[object, dict[tuple[str, str], tuple[int, int]]]] = {}
 
     # -- properties ----------------------------------------------------------
     def __len__(self) -> int:
@@ -132,6 +137,32 @@ class HybridIndex:
             n_chunks=len(self.chunks),
         )
 
+    def snapshot(self) -> "HybridIndex":
+        """A read-only view of the current contents: later updates of this index never show in it.
+
+        Searches made through one snapshot all see the same version (a service pins one per
+        request); updating a snapshot raises :class:`InputError`."""
+        with self._lock:
+            view = copy.copy(self)
+        view._read_only = True
+        return view
+
+    def fork(self, chunker: Chunker, analyzer: Analyzer) -> "HybridIndex":
+        """A writable copy of the current contents with its own chunker and analyzer: a writer
+        thread updates (and saves) the fork while readers keep using this index and its analyzer,
+        then publishes the fork in its place."""
+        with self._lock:
+            twin = copy.copy(self)
+        twin.chunker, twin.analyzer = chunker, analyzer
+        twin._lock, twin._write_lock = threading.Lock(), threading.RLock()
+        twin._read_only = False
+        twin._row_spans = {}
+        return twin
+
+    def _writable(self, op: str) -> None:
+        if self._read_only:
+            raise InputError(f"cannot {op}: this is a read-only snapshot of the index; update the index itself")
+
     # -- building and updating ----------------------------------------------
     # Updates build the new chunk list, BM25 matrix and FAISS index off to the side and
     # swap them in under a short lock, so searches running in other threads always see
@@ -139,6 +170,7 @@ class HybridIndex:
     def add(self, docs: Iterable[Document], progress: Progress | None = None) -> UpdateReport:
         """Add documents. An (id, version) already indexed with the same text is skipped;
         with different text it is an error (use :meth:`replace`)."""
+        self._writable("add documents")
         docs = check_unique(list(docs))
         with self._write_lock:
             new: list[Document] = []
@@ -163,6 +195,7 @@ class HybridIndex:
 
     def replace(self, docs: Iterable[Document], progress: Progress | None = None) -> UpdateReport:
         """Make each given document the only indexed version of its id."""
+        self._writable("replace documents")
         docs = check_unique(list(docs))
         ids = {d.id for d in docs}
         if len(ids) != len(docs):
@@ -189,6 +222,7 @@ class HybridIndex:
 
     def delete(self, doc_id: str, version: str | None = None) -> UpdateReport:
         """Delete every version of ``doc_id`` (or one version). Unknown ids are an error."""
+        self._writable("delete documents")
         with self._write_lock:
             keys = {k for k in self.documents if k[0] == doc_id and (version is None or k[1] == version)}
             if not keys:
@@ -259,6 +293,7 @@ class HybridIndex:
         with self._lock:
             self.chunks, self.embeddings, self.bm25, self._faiss, self.documents = (
                 st.chunks, st.embeddings, bm25, dense, st.documents)
+            self.version_name = None  # not saved yet
 
     def _make_faiss(self, embeddings: np.ndarray):
         try:
@@ -285,13 +320,36 @@ class HybridIndex:
         self._faiss = self._make_faiss(self.embeddings.reshape(-1, self.dim))
 
     # -- searching -------------------------------------------------------------
-    def search_bm25(self, query: str, k: int) -> list[ScoredChunk]:
+    def rows_for(self, chunks: list, where: SearchFilter) -> np.ndarray:
+        """Row numbers of ``chunks`` (one version's rows, sorted by document id, version, ordinal)
+        that ``where`` allows, ascending."""
+        cached = self._row_spans.get("latest")
+        if cached is None or cached[0] is not chunks:
+            spans: dict[tuple[str, str], tuple[int, int]] = {}
+            for i, c in enumerate(chunks):
+                key = (c.document_id, c.document_version)
+                start = spans.get(key, (i, i))[0]
+                spans[key] = (start, i + 1)
+            cached = self._row_spans["latest"] = (chunks, spans)
+        spans = cached[1]
+        keep = [np.arange(a, b) for key, (a, b) in sorted(spans.items(), key=lambda kv: kv[1]) if where.allows(*key)]
+        return np.concatenate(keep).astype(np.int64) if keep else np.zeros(0, np.int64)
+
+    def search_bm25(self, query: str, k: int, where: SearchFilter | None = None) -> list[ScoredChunk]:
+        """The top ``k`` chunks by BM25 (score > 0); ``where`` keeps only the rows it allows."""
         with self._lock:
             chunks, bm25 = self.chunks, self.bm25
-        idx, scores = bm25.top_k(self.analyzer(query), k)
+        if where:
+            rows = self.rows_for(chunks, where)
+            scores = bm25.scores(self.analyzer(query))
+            sub, s = top_k_desc(scores[rows], k, positive_only=True) if len(rows) else (rows, rows)
+            idx, scores = rows[sub], s
+        else:
+            idx, scores = bm25.top_k(self.analyzer(query), k)
         return [ScoredChunk(chunks[i], float(s), r + 1) for r, (i, s) in enumerate(zip(idx, scores))]
 
-    def search_dense(self, query_vector: np.ndarray, k: int) -> list[ScoredChunk]:
+    def search_dense(self, query_vector: np.ndarray, k: int, where: SearchFilter | None = None) -> list[ScoredChunk]:
+        """The top ``k`` chunks by inner product; with ``where``, an exact scan of the allowed rows."""
         with self._lock:
             chunks, embeddings, dense = self.chunks, self.embeddings, self._faiss
         if not chunks or dense is None:
@@ -299,6 +357,12 @@ class HybridIndex:
         q = np.asarray(query_vector, dtype=np.float32).reshape(1, -1)
         if q.shape[1] != self.dim:
             raise IndexMismatchError(f"query vector has dimension {q.shape[1]}, index has {self.dim}")
+        if where:
+            rows = self.rows_for(chunks, where)
+            if not len(rows):
+                return []
+            sub, scores = top_k_desc(np.asarray(embeddings[rows] @ q[0], dtype=np.float32), min(len(rows), k))
+            return [ScoredChunk(chunks[i], float(s), r + 1) for r, (i, s) in enumerate(zip(rows[sub], scores))]
         kk = min(len(chunks), k)
         if self.config.dense.index == "flat":
             # Exact scores via numpy give deterministic tie-breaking by row.
@@ -346,6 +410,7 @@ class HybridIndex:
         fsync_file(cur_tmp)
         os.replace(cur_tmp, root / "CURRENT")
         fsync_dir(root)
+        self.version_name = name
         # Keep the new and the previous version; remove older ones and stale temp folders.
         for v in version_numbers(root):
             if v < int(name[2:]) - 1:
@@ -374,6 +439,7 @@ class HybridIndex:
         folder = current_version(root)
         idx = cls(config, chunker, analyzer, embedder)
         params = idx.check_compatible(root)
+        idx.version_name = folder.name
         idx._dim = int(params["embedding_dim"])
         try:
             for _, o in read_jsonl(folder / "documents.jsonl", ValueError):

@@ -10,7 +10,7 @@ from rag.index.embedders import Embedder
 from rag.errors import EmptyQueryError, InputError
 from rag.retrieval.fusion import fuse
 from rag.index.store import HybridIndex
-from rag.types import ScoredChunk, SearchResult
+from rag.types import ScoredChunk, SearchFilter, SearchResult
 
 logger = logging.getLogger(__name__)
 
@@ -38,14 +38,16 @@ class HybridRetriever:
         vec = self.embedder.embed_queries([check_query(query)])[0]
         return self.index.search_dense(vec, k or self.config.dense_top_k)
 
-    def search(self, query: str, candidates: int | None = None) -> SearchResult:
+    def search(self, query: str, candidates: int | None = None, where: SearchFilter | None = None) -> SearchResult:
+        """Fused candidates; ``where`` restricts both retrievers to the documents/versions it allows."""
         q = check_query(query)
+        index = self.index.snapshot()  # both retrievers see one version, whatever updates run meanwhile
         t0 = time.perf_counter()
-        bm = self.index.search_bm25(q, self.config.bm25_top_k)
+        bm = index.search_bm25(q, self.config.bm25_top_k, where)
         t1 = time.perf_counter()
         vec = self.embedder.embed_queries([q])[0]
         t2 = time.perf_counter()
-        dn = self.index.search_dense(vec, self.config.dense_top_k)
+        dn = index.search_dense(vec, self.config.dense_top_k, where)
         t3 = time.perf_counter()
         result = self.fuse(q, bm, dn, candidates)
         t4 = time.perf_counter()

@@ -27,7 +27,7 @@ TIERS: dict[str, int] = {
     "rag.result": 6,
     "rag.pipeline": 7,
     "rag.batch": 8,
-    "rag.evaluation": 9,
+    "rag.evaluation": 9, "rag.serve": 9,
     "rag.cli": 10,
 }
 FOUNDATION = {u for u, t in TIERS.items() if t == 0}

@@ -1,0 +1,110 @@
+"""Request bodies of ``rag serve`` (validated with pydantic; unknown keys are refused)."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rag.types import Document, SearchFilter, Turn
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Filters(_Body):
+    """Only these documents and/or versions (``versions`` replaces the version policy)."""
+
+    document_ids: tuple[str, ...] = ()
+    versions: tuple[str, ...] = ()
+
+    def to_filter(self) -> SearchFilter | None:
+        f = SearchFilter(tuple(x for x in self.document_ids if x), tuple(x for x in self.versions if x))
+        return f if f else None
+
+
+class Options(_Body):
+    top_k: int | None = Field(None, ge=1, le=200)  # candidates that go to rerank, gate and context
+    ordering: Literal["rank", "reverse", "edges"] | None = None  # context.ordering for this request
+
+
+class HistoryTurn(_Body):
+    role: Literal["user", "assistant"]
+    content: str
+
+
+class _Question(_Body):
+    question: str
+    history: tuple[HistoryTurn, ...] = ()
+    filters: Filters | None = None
+    options: Options | None = None
+
+    def turns(self) -> tuple[Turn, ...]:
+        return tuple(Turn(t.role, t.content) for t in self.history)
+
+    def where(self) -> SearchFilter | None:
+        return self.filters.to_filter() if self.filters is not None else None
+
+    @property
+    def top_k(self) -> int | None:
+        return self.options.top_k if self.options is not None else None
+
+    @property
+    def ordering(self) -> str | None:
+        return self.options.ordering if self.options is not None else None
+
+
+class AnswerRequest(_Question):
+    stream: bool = False  # server-sent events: retrieval, gate, then the validated answer
+    trace: bool | None = None  # None: serve.trace
+
+
+class ContextRequest(_Question):
+    show_prompt: bool = False  # also return the rendered messages
+
+
+class SearchRequest(_Body):
+    query: str
+    top: int = Field(10, ge=1, le=200)
+    filters: Filters | None = None
+
+
+class DocumentIn(_Body):
+    id: str = Field(min_length=1)
+    text: str
+    version: str = Field("1", min_length=1)
+    title: str = ""
+    uri: str = ""
+    metadata: dict[str, object] = {}
+
+    def to_document(self) -> Document:
+        return Document(self.id, self.text, self.version, self.title, self.uri or f"api#{self.id}", self.metadata)
+
+
+class DocumentsRequest(_Body):
+    documents: tuple[DocumentIn, ...] = Field(min_length=1)
+    mode: Literal["add", "replace"] = "add"  # replace: each document becomes the only version of its id
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)  # name, tool_call_id... are accepted and ignored
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[dict] | None = None
+
+    def text(self) -> str:
+        if isinstance(self.content, list):  # content parts: only text parts count
+            return "".join(str(p.get("text", "")) for p in self.content if p.get("type") == "text")
+        return self.content or ""
+
+
+class ChatRequest(BaseModel):
+    """``POST /v1/chat/completions``: the last user message is the question, earlier user and
+    assistant messages the history. System messages are ignored: the server's own rules apply.
+    Sampling parameters (temperature, max_tokens...) are accepted and ignored."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    model: str | None = None
+    messages: tuple[ChatMessage, ...] = Field(min_length=1)
+    stream: bool = False
+    # rag's own extension (the openai SDK sends it with extra_body={"rag": {...}})
+    rag: Filters | None = None

@@ -1,0 +1,241 @@
+"""The state behind ``rag serve``: one pipeline, the index version it serves, admission control and
+document updates. Independent of the web framework (``rag.serve.app`` maps it to HTTP).
+
+Threads. Everything CPU-bound for questions (search, rerank, context, extractive generation,
+validation) runs on one compute thread: the models are not shared between threads, and on a small
+machine one thread at a time is also the fastest. Document updates run on one writer thread: it
+works on a fork of the index with its own chunker and analyzer, embeds through the same embedder
+(whose calls are serialized), saves a new version and only then publishes it. A request pins the
+version that is live when it starts, so every request sees one whole version.
+
+Several workers (processes) share the index folder: writers take an exclusive lock on
+``<index>/.writer.lock`` and start from the newest saved version; every worker checks ``CURRENT``
+at most every ``serve.index_poll_s`` seconds and loads a newer version in the background."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import AsyncIterator, Callable, Sequence
+
+from rag.config import RagConfig
+from rag.errors import IndexError_
+from rag.index.embedders import serialized
+from rag.index.layout import current_version
+from rag.index.store import HybridIndex, UpdateReport
+from rag.pipeline import Pipeline
+from rag.result import AnswerResult
+from rag.serve.auth import ApiKeys
+from rag.serve.errors import ServiceError
+from rag.serve.metrics import Metrics
+from rag.types import Document
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DocumentsChange:
+    """What a document update did, and the index version that now serves."""
+
+    report: UpdateReport
+    index_version: str | None
+    documents: int
+    chunks: int
+
+    def to_json(self) -> dict:
+        r = self.report
+        return {"added": list(r.added), "removed": list(r.removed), "unchanged": list(r.unchanged),
+                "chunks_embedded": r.chunks_embedded, "index_version": self.index_version,
+                "documents": self.documents, "chunks": self.chunks}
+
+
+@dataclass(frozen=True)
+class Served:
+    """An answer and the index version it was answered from."""
+
+    result: AnswerResult
+    index_version: str | None
+
+
+class Service:
+    def __init__(self, config: RagConfig, pipeline: Pipeline | None = None, keys: ApiKeys | None = None) -> None:
+        self.config = config
+        self.settings = config.serve
+        base = pipeline or Pipeline(config)
+        # The embedder is used from the compute and the writer thread: serialize its model calls.
+        self.pipeline = Pipeline(config, embedder=serialized(base.embedder), index=base._index)
+        self.keys = ApiKeys.from_env() if keys is None else keys
+        self.metrics = Metrics()
+        self.ready = False
+        self.not_ready_reason = "starting: loading models and the index"
+        self.compute = ThreadPoolExecutor(1, thread_name_prefix="rag-compute")
+        self.writer = ThreadPoolExecutor(1, thread_name_prefix="rag-writer")
+        self._sem: asyncio.Semaphore | None = None
+        self._waiting = 0
+        self._last_poll = 0.0
+        self._sync: asyncio.Future | None = None
+
+    # -- life cycle ------------------------------------------------------------------
+    def start(self) -> None:
+        """Load every model and the index (blocking; the app runs it on the compute thread)."""
+        try:
+            self.pipeline.warm_up()
+        except Exception as exc:
+            self.not_ready_reason = f"start-up failed: {type(exc).__name__}"
+            logger.exception("start-up failed")
+            raise
+        self._published(self.pipeline.index)
+        self.ready = True
+        self.not_ready_reason = ""
+        idx = self.pipeline.index
+        logger.info("ready: index %s (%d documents, %d chunks)", idx.version_name, len(idx.documents), len(idx))
+
+    def close(self) -> None:
+        self.compute.shutdown(wait=False, cancel_futures=True)
+        self.writer.shutdown(wait=False, cancel_futures=True)
+
+    def require_ready(self) -> None:
+        if not self.ready:
+            raise ServiceError("not_ready", self.not_ready_reason or "not ready", {"Retry-After": "2"})
+
+    def status(self) -> dict:
+        idx = self.pipeline._index
+        out = {"ready": self.ready, "reason": self.not_ready_reason or None}
+        if self.ready and idx is not None:
+            out |= {"index_version": idx.version_name, "documents": len(idx.documents), "chunks": len(idx),
+                    "config_hash": self.config.hash, "models": self.model_ids()}
+        return out
+
+    def model_ids(self) -> dict[str, str]:
+        p = self.pipeline
+        ids = {"embedding": p.embedder.model_id, "generator": p.config.generation.backend}
+        if p.reranker is not None:
+            ids["reranker"] = p.reranker.model_id
+        return ids
+
+    # -- questions -----------------------------------------------------------------
+    def pinned(self) -> Pipeline:
+        """The pipeline over the version live now (see the module doc); also polls the disk."""
+        self.require_ready()
+        self._poll_disk()
+        return self.pipeline.pinned()
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """Admission: at most ``max_concurrency`` questions at once, ``max_queue`` waiting; beyond
+        that a 429 with Retry-After."""
+        if self._sem is None:
+            self._sem = asyncio.Semaphore(self.settings.max_concurrency)
+        if self._sem.locked() and self._waiting >= self.settings.max_queue:
+            self.metrics.rejected.labels("overloaded").inc()
+            raise ServiceError("overloaded", f"too many requests in flight ({self.settings.max_concurrency} running, "
+                                             f"{self._waiting} waiting); retry later",
+                               {"Retry-After": str(self.settings.retry_after_s)})
+        self._waiting += 1
+        self.metrics.queued.inc()
+        try:
+            await self._sem.acquire()
+        finally:
+            self._waiting -= 1
+            self.metrics.queued.dec()
+        self.metrics.inflight.inc()
+        try:
+            yield
+        finally:
+            self._sem.release()
+            self.metrics.inflight.dec()
+
+    async def run(self, fn: Callable, *args, **kwargs):
+        """``fn(*args, **kwargs)`` on the compute thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.compute, lambda: fn(*args, **kwargs))
+
+    # -- documents -----------------------------------------------------------------
+    async def add(self, docs: Sequence[Document], replace: bool) -> DocumentsChange:
+        op = (lambda idx: idx.replace(docs)) if replace else (lambda idx: idx.add(docs))
+        self.metrics.document_updates.labels("replace" if replace else "add").inc()
+        return await self._write(op)
+
+    async def delete(self, doc_id: str, version: str | None) -> DocumentsChange:
+        self.metrics.document_updates.labels("delete").inc()
+        return await self._write(lambda idx: idx.delete(doc_id, version))
+
+    def has_document(self, doc_id: str, version: str | None) -> bool:
+        return any(k[0] == doc_id and (version is None or k[1] == version) for k in self.pipeline.index.documents)
+
+    async def _write(self, op: Callable[[HybridIndex], UpdateReport]) -> DocumentsChange:
+        self.require_ready()
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.writer, self._write_now, op)
+
+    def _write_now(self, op: Callable[[HybridIndex], UpdateReport]) -> DocumentsChange:
+        p = self.pipeline
+        root = p.index_path
+        with _locked(root / ".writer.lock"):
+            base = self._newest()
+            fork = base.fork(p.chunker(), p.analyzer())
+            report = op(fork)
+            if report.added or report.removed:
+                fork.save(root)
+                self._published(fork)
+            else:
+                fork = base
+        return DocumentsChange(report, fork.version_name, len(fork.documents), len(fork))
+
+    def _newest(self) -> HybridIndex:
+        """The live index, or the newer version another worker saved (loaded and published)."""
+        live = self.pipeline.index
+        root = self.pipeline.index_path
+        try:
+            name = current_version(root).name
+        except IndexError_:
+            return live
+        if name == live.version_name:
+            return live
+        p = self.pipeline
+        fresh = HybridIndex.load(root, p.config, p.chunker(), p.analyzer(), p.embedder)
+        self._published(fresh)
+        logger.info("now serving index %s (saved by another worker)", fresh.version_name)
+        return fresh
+
+    def _published(self, index: HybridIndex) -> None:
+        self.pipeline.use_index(index)
+        self.metrics.index_chunks.set(len(index))
+        self.metrics.index_documents.set(len(index.documents))
+
+    def _poll_disk(self) -> None:
+        """At most every ``index_poll_s``: if ``CURRENT`` names another version, load it on the writer thread."""
+        now = time.monotonic()
+        if now - self._last_poll < self.settings.index_poll_s or (self._sync is not None and not self._sync.done()):
+            return
+        self._last_poll = now
+        try:
+            name = (self.pipeline.index_path / "CURRENT").read_text(encoding="utf-8").strip()
+        except OSError:
+            return
+        if name != self.pipeline.index.version_name:
+            self._sync = asyncio.get_running_loop().run_in_executor(self.writer, self._sync_now)
+
+    def _sync_now(self) -> None:
+        try:
+            with _locked(self.pipeline.index_path / ".writer.lock"):
+                self._newest()
+        except Exception:  # a version removed while loading, etc.: the next poll tries again
+            logger.warning("could not load the newer index version; will retry", exc_info=True)
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """An exclusive ``flock`` on ``path`` (writers of one index folder, across processes)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
