@@ -180,7 +180,7 @@ def create_app(config: RagConfig, service: Service | None = None):
         _check_question(question, len(history), s)
         ask = AnswerRequest(question=question, history=history, filters=req.rag)
         if req.stream:
-            return await _sse(svc, request, openai_compat.stream_chunks(_answer_once(svc, ask), s.model_name),
+            return await _sse(svc, request, openai_compat.stream_chunks(lambda: _answer_once(svc, ask), s.model_name),
                               StreamingResponse, openai=True)
         served = await _bounded(svc, _answer_once(svc, ask))
         return JSONResponse(openai_compat.completion(served, s.model_name), headers=_version_header(served))
@@ -322,6 +322,8 @@ async def _bounded(svc: Service, work):
         if not isinstance(exc, (InputError,)):
             logger.exception("request failed")
         raise from_library(exc) from None
+    finally:
+        work.close()  # never started when admission refused it: no "never awaited" warning
 
 
 async def _answer_once(svc: Service, req: AnswerRequest) -> Served:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from typing import AsyncIterator, Awaitable
+from typing import AsyncIterator, Awaitable, Callable
 
 from rag.serve.errors import ServiceError
 from rag.serve.schemas import ChatRequest, HistoryTurn
@@ -52,9 +52,9 @@ def pieces(text: str) -> list[str]:
     return [p for p in parts if p] or [text]
 
 
-async def stream_chunks(work: Awaitable, model: str) -> AsyncIterator[tuple[str, object]]:
+async def stream_chunks(work: Callable[[], Awaitable], model: str) -> AsyncIterator[tuple[str, object]]:
     """("", chunk) frames for the OpenAI stream; the answer is complete and validated before the first delta."""
-    served = await work
+    served = await work()
     cid, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
 
     def chunk(delta: dict, finish: str | None = None, **extra) -> dict:
