@@ -99,3 +99,26 @@ def test_quickstart_example_runs(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     assert "after the update the top hit is bike-policy:2026.1:0" in out.stdout
     assert "S1 -> it-security-handbook:" in out.stdout
+
+
+def test_the_service_answers_exactly_as_the_library(demo_pipeline):
+    """``rag serve`` on the shipped default (real models, reranker, gate): the same answers, citations and
+    abstentions as ``Pipeline.answer`` for the demo questions, over a real uvicorn server."""
+    pytest.importorskip("fastapi")
+    import httpx
+
+    from rag.serve import ApiKeys, Service, create_app
+    from tests.unit.serve.server import LiveServer
+
+    questions = [json.loads(x)["question"] for x in DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines() if x.strip()]
+    picked = questions[::3]
+    service = Service(demo_pipeline.config, keys=ApiKeys())
+    with LiveServer(create_app(demo_pipeline.config, service)) as srv, httpx.Client(base_url=srv.url, timeout=120) as c:
+        statuses = set()
+        for q in picked:
+            got = c.post("/v1/answer", json={"question": q, "trace": False}).json()
+            want = demo_pipeline.answer(q).to_json()
+            assert (got["status"], got["answer"], got["citations"], got["reason"]) == (
+                want["status"], want["answer"], want["citations"], want["reason"]), q
+            statuses.add(got["status"])
+        assert statuses == {"answered", "insufficient_evidence"}
