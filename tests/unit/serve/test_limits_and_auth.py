@@ -117,3 +117,15 @@ def test_a_full_queue_answers_429_with_retry_after(tmp_path, fake_llm):
         second.join()
         assert results == [200, 200]  # the queued one was served, not dropped
         assert 'rag_rejected_total{code="overloaded"} 1.0' in c.get("/metrics").text
+
+
+def test_cors_is_off_unless_origins_are_listed(served, tmp_path):
+    _, c = served
+    r = c.post("/v1/search", json={"query": Q}, headers={"Origin": "https://chat.example"})
+    assert r.status_code == 200 and "access-control-allow-origin" not in r.headers
+    with live(tmp_path, serve={"cors_origins": ["https://chat.example"]}) as (_, cc):
+        pre = cc.options("/v1/answer", headers={"Origin": "https://chat.example",
+                                                "Access-Control-Request-Method": "POST"})
+        assert pre.headers["access-control-allow-origin"] == "https://chat.example"
+        other = cc.post("/v1/search", json={"query": Q}, headers={"Origin": "https://evil.example"})
+        assert "access-control-allow-origin" not in other.headers
