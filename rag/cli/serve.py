@@ -10,7 +10,7 @@ import json
 import os
 import sys
 
-from rag.cli.common import DEFAULT_CONFIG, load_cli_config, overrides
+from rag.cli.common import DEFAULT_CONFIG, overrides
 from rag.errors import ConfigError
 
 
@@ -39,8 +39,9 @@ def cmd_serve(args) -> int:
     for key, value in (("serve.host", args.host), ("serve.port", args.port), ("serve.workers", args.workers)):
         if value is not None:
             ov[key] = value
-    args.set = [f"{k}={json.dumps(v)}" for k, v in ov.items()]
-    cfg = load_cli_config(args)
+    from rag.config import load_config
+
+    cfg = load_config(args.config).with_overrides(ov) if ov else load_config(args.config)
     s = cfg.serve
     keys = ApiKeys.from_env()  # a malformed key list fails here, before any worker starts
     if not keys.enabled and not _loopback(s.host) and not s.allow_unauthenticated:
@@ -59,7 +60,7 @@ def cmd_serve(args) -> int:
 
         logging.getLogger(__name__).warning("API keys are not set (RAG_API_KEYS, RAG_ADMIN_KEYS): every route is open")
     os.environ[CONFIG_ENV] = str(os.path.abspath(args.config))
-    os.environ[OVERRIDES_ENV] = json.dumps(ov)
+    os.environ[OVERRIDES_ENV] = json.dumps(ov, default=str)
     print(f"rag serve: http://{s.host}:{s.port}  ({s.workers} worker{'s' * (s.workers > 1)}, config {args.config})",
           file=sys.stderr)
     common = dict(host=s.host, port=s.port, log_config=None, access_log=False,

@@ -63,12 +63,12 @@ class Served:
 
 
 class Service:
-    def __init__(self, config: RagConfig, pipeline: Pipeline | None = None, keys: ApiKeys | None = None) -> None:
+    def __init__(self, config: RagConfig, keys: ApiKeys | None = None) -> None:
+        """``keys``: the API keys (default: from RAG_API_KEYS / RAG_ADMIN_KEYS)."""
         self.config = config
         self.settings = config.serve
-        base = pipeline or Pipeline(config)
         # The embedder is used from the compute and the writer thread: serialize its model calls.
-        self.pipeline = Pipeline(config, embedder=serialized(base.embedder), index=base._index)
+        self.pipeline = Pipeline(config, embedder=serialized(Pipeline(config).embedder))
         self.keys = ApiKeys.from_env() if keys is None else keys
         self.metrics = Metrics()
         self.ready = False
@@ -104,9 +104,9 @@ class Service:
             raise ServiceError("not_ready", self.not_ready_reason or "not ready", {"Retry-After": "2"})
 
     def status(self) -> dict:
-        idx = self.pipeline._index
         out = {"ready": self.ready, "reason": self.not_ready_reason or None}
-        if self.ready and idx is not None:
+        if self.ready:
+            idx = self.pipeline.index
             out |= {"index_version": idx.version_name, "documents": len(idx.documents), "chunks": len(idx),
                     "config_hash": self.config.hash, "models": self.model_ids()}
         return out
