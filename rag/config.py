@@ -319,6 +319,29 @@ class BatchConfig(_Section):
     max_consecutive_failures: int | None = Field(50, ge=1)  # stop the batch (server down?); None: never
 
 
+class ToolsConfig(_Section):
+    """Tools and live data (rag.tools, seed 004): which tools a question gets, and the tool loop."""
+
+    section: ClassVar[str] = "tools"
+    max_tools: int = Field(8, ge=1, le=128)  # tool definitions sent to the model at most
+    max_products: int = Field(2, ge=1)  # products (first tag) kept, best tool score first; products named in the question always
+    min_score: float = Field(0.5, ge=0, le=1)  # fused score (min-max normalised per question) a tool needs
+    min_similarity: float = Field(0.0, ge=-1, le=1)  # the best tool's dense cosine must reach it, else no tool is sent
+    bm25_weight: float = Field(0.3, ge=0)
+    dense_weight: float = Field(0.7, ge=0)
+    max_calls: int = Field(6, ge=0)  # tool calls per question
+    max_rounds: int = Field(4, ge=1)  # model turns in the tool phase
+    call_timeout_s: float = Field(10.0, gt=0)
+    max_result_tokens: int = Field(1200, ge=50)  # a result is trimmed (rows, then fields) to this many tokens
+    hints: Literal["before_first_call", "with_definition"] = "before_first_call"
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> "ToolsConfig":
+        if self.bm25_weight + self.dense_weight <= 0:
+            raise ValueError("bm25_weight + dense_weight must be > 0")
+        return self
+
+
 class ServeConfig(_Section):
     """``rag serve`` (rag.serve): operational only, never changes an answer. Host, port and workers
     can be overridden on the command line; API keys come from the environment (RAG_API_KEYS,
@@ -362,6 +385,7 @@ class RagConfig(_Section):
     security: SecurityConfig = SecurityConfig()
     batch: BatchConfig = BatchConfig()
     serve: ServeConfig = ServeConfig()
+    tools: ToolsConfig = ToolsConfig()
     base_dir: str = Field(".", exclude=True)
 
     @model_validator(mode="after")

@@ -54,6 +54,7 @@ class Pipeline:
         self._index: HybridIndex | None = index
         self._prompt_builder: PromptBuilder | None = None
         self._prompt_builders: dict[str, PromptBuilder] = {}  # per context.ordering asked for by a request
+        self._tool_selectors: dict[int, tuple[object, object]] = {}  # id(registry) -> (registry, ToolSelector)
         self._reranker: CrossEncoderReranker | None = None
         self._answerability = None  # rag.rerank.answerability.AnswerabilityModel, loaded on first use
         self._generator: Generator | None = None
@@ -363,6 +364,61 @@ class Pipeline:
         outcome = await agenerate_answer(prompt, self.generator, self.validator, self.config.generation, question=q)
         yield Answered(self._result(q, got, prompt, outcome, t0, context_ms))
 
+    # -- tools (seed 004) ----------------------------------------------------------------
+    def tool_selector(self, tools):
+        """The :class:`rag.tools.ToolSelector` of a registry (its tools indexed once per registry)."""
+        from rag.tools import ToolSelector
+
+        hit = self._tool_selectors.get(id(tools))
+        if hit is None or hit[0] is not tools:
+            hit = (tools, ToolSelector(tools, self.config.tools, self.config, self.embedder, self.chunker(),
+                                       self.analyzer()))
+            self._tool_selectors[id(tools)] = hit
+        return hit[1]
+
+    def select_tools(self, question: str, tools, max_tools: int | None = None):
+        """The tools of ``tools`` (a :class:`rag.tools.ToolRegistry`) that matter for ``question``."""
+        return self.tool_selector(tools).select(check_query(question), max_tools)
+
+    def answer_with_tools(self, question: str, tools, history: Sequence[Turn] = ()) -> AnswerResult:
+        """Answer from documents and live data: select the tools for the question, let the model call
+        them (``generation.backend: openai``, any OpenAI-compatible server with tool calling), then
+        answer with the same contract as :meth:`answer`: tool results are evidence blocks with their
+        own ``S#`` ids in the same budget, and citations of them are validated like documents'. The
+        gate judges the documents; an answer is still attempted when a tool returned data."""
+        from rag.answer.generators import OpenAIGenerator
+        from rag.context.sanitize import injection_signals
+        from rag.tools import ToolLoop, ToolTrace
+
+        t0 = time.perf_counter()
+        q = check_query(question)
+        generator = self.generator
+        if not isinstance(generator, OpenAIGenerator):
+            raise ConfigError("answer_with_tools needs generation.backend: openai (an OpenAI-compatible server "
+                              f"with tool calling); this config has {self.config.generation.backend!r}")
+        selection = self.select_tools(q, tools)
+        got = self.retrieve(q)
+        docs = got.evidence() if got.decision.answer else []
+        base = self.prompt_builder.build(q, docs, history, set_aside=got.set_aside())
+        g = self.config.generation
+        phase = ToolLoop(tools, self.config.tools, generator.client, g.model, self.prompt_builder.counter,
+                         g.temperature).run(base.messages, selection)
+        live, withheld = [], []
+        for te in phase.evidence:
+            signals = injection_signals(te.evidence.text) if self.config.security.quarantine != "off" else ()
+            (withheld if signals else live).append((te, signals))
+        trace = ToolTrace(selection, phase, tuple(te.evidence.evidence_id for te, _ in withheld))
+        if not got.decision.answer and not live:
+            return self._result(q, got, None, None, t0, tools=trace)
+        set_aside = got.set_aside() + [DroppedEvidence(te.evidence.evidence_id, "suspected_injection",
+                                                       "tool result: " + ", ".join(sorted({s.kind for s in sig})))
+                                       for te, sig in withheld]
+        t1 = time.perf_counter()
+        prompt = self.prompt_builder.build(q, [*docs, *(te.evidence for te, _ in live)], history, set_aside=set_aside)
+        context_ms = (time.perf_counter() - t1) * 1e3
+        outcome = generate_answer(prompt, generator, self.validator, g, question=q)
+        return self._result(q, got, prompt, outcome, t0, context_ms, tools=trace)
+
     def _timed_prompt(self, q: str, got: "Retrieved", history: Sequence[Turn],
                       ordering: Ordering | None = None) -> tuple[Prompt, float]:
         t = time.perf_counter()
@@ -370,7 +426,7 @@ class Pipeline:
         return prompt, (time.perf_counter() - t) * 1e3
 
     def _result(self, q: str, got: "Retrieved", prompt: Prompt | None, outcome: AnswerOutcome | None, t0: float,
-                context_ms: float = 0.0) -> AnswerResult:
+                context_ms: float = 0.0, tools=None) -> AnswerResult:
         timings = dict(got.search.timings_ms)
         rr = got.rerank
         if rr is not None:
@@ -399,7 +455,7 @@ class Pipeline:
                             prompt.manifest if prompt is not None else None, attempts, usage_p, usage_c,
                             self.config.hash, model_ids,
                             outcome.report.citations if outcome is not None and outcome.report is not None else (),
-                            got.quarantined)
+                            got.quarantined, tools)
         abstain = self.config.generation.abstention_message(detect_language(q))
         if outcome is None:
             return AnswerResult(q, "insufficient_evidence", abstain, (), got.decision.reason, trace, got.superseded)

@@ -38,6 +38,7 @@ class AnswerTrace:
     model_ids: Mapping[str, str]
     checks: tuple = ()  # tuple[rag.answer.validation.CitationCheck, ...]: per-citation support of the last attempt
     quarantined: tuple = ()  # tuple[rag.context.sanitize.QuarantinedEvidence, ...]: withheld as suspected_injection
+    tools: object | None = None  # rag.tools.ToolTrace: tool selection and calls (Pipeline.answer_with_tools)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "timings_ms", MappingProxyType(dict(self.timings_ms)))
@@ -63,6 +64,7 @@ class AnswerTrace:
             "citation_checks": [{"source_id": c.source_id, "known": c.known, "quote_found": c.quote_found,
                                  "support": round(c.support, 4), "supported": c.supported} for c in self.checks],
             "quarantined": [q.to_json() for q in self.quarantined],
+            "tools": self.tools.to_json() if self.tools is not None else None,
         }
 
 

@@ -1,5 +1,5 @@
 """Command line: ``rag index | add | delete | search | context | ask | eval-retrieval | train-reranker | calibrate |
-eval-abstention | eval-answers | eval-claims | demo | batch | experiment | compare | models | serve``."""
+eval-abstention | eval-answers | eval-claims | demo | batch | experiment | compare | models | serve | tools``."""
 from __future__ import annotations
 
 import argparse
@@ -133,6 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
     from rag.cli.serve import add_parsers as _serve_parsers  # serve
 
     _serve_parsers(sub)
+    from rag.cli.tools import add_parsers as _tools_parsers  # tools select | format
+
+    _tools_parsers(sub)
     return ap
 
 

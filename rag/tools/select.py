@@ -1,0 +1,130 @@
+"""Question analysis and tool selection: the few tools that matter for one question.
+
+The tools are indexed with the project's own retrievers (BM25 with the configured analyzer and
+the dense embedder, one short document per tool: its name split into words, product, tags and
+description), fused by weighted min-max fusion, grouped by product, and cut by a score threshold
+and a maximum count (``tools`` config section). Only the selected tools' definitions are sent to
+the model; the trace keeps the scores and how many were left out."""
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+from rag.config import RagConfig, ToolsConfig
+from rag.index.chunking import Chunker
+from rag.index.embedders import Embedder
+from rag.index.store import build_index
+from rag.retrieval.fusion import fuse
+from rag.text.analyzers import Analyzer
+from rag.text.lang import detect_language
+from rag.tools.registry import ToolRegistry, ToolSpec
+from rag.types import Document
+
+logger = logging.getLogger(__name__)
+
+
+def tool_text(spec: ToolSpec) -> str:
+    """What a tool is indexed by: name as words, product, tags, description."""
+    words = " ".join(w for w in re.split(r"[_\-\s./]+|(?<=[a-z])(?=[A-Z])", spec.name) if w)
+    tags = ", ".join(t for t in spec.tags if t != spec.product)
+    head = f"{words} ({spec.product})" if spec.product else words
+    return "\n".join(x for x in (head, tags, spec.description[:800]) if x)
+
+
+@dataclass(frozen=True)
+class QuestionAnalysis:
+    language: str
+    products_named: tuple[str, ...]  # products whose name occurs in the question
+
+    def to_json(self) -> dict:
+        return {"language": self.language, "products_named": list(self.products_named)}
+
+
+@dataclass(frozen=True)
+class ScoredTool:
+    name: str
+    product: str
+    score: float  # fused, min-max normalised within this question (1.0 = best)
+    dense: float | None  # cosine of the question and the tool text
+    bm25: float | None
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "product": self.product, "score": round(self.score, 4),
+                "dense": None if self.dense is None else round(self.dense, 4),
+                "bm25": None if self.bm25 is None else round(self.bm25, 4)}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The tools picked for one question, best first, and what was left out."""
+
+    question: str
+    analysis: QuestionAnalysis
+    selected: tuple[ScoredTool, ...]
+    products: tuple[str, ...]  # products kept
+    left_out: int  # tools of the registry not sent
+    reason: str = ""  # why nothing was selected, if so
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.selected)
+
+    def to_json(self) -> dict:
+        return {"selected": [t.to_json() for t in self.selected], "left_out": self.left_out,
+                "products": list(self.products), "analysis": self.analysis.to_json(), "reason": self.reason}
+
+
+class ToolSelector:
+    """Indexes a registry's tools once; :meth:`select` per question."""
+
+    def __init__(self, registry: ToolRegistry, config: ToolsConfig, rag_config: RagConfig, embedder: Embedder,
+                 chunker: Chunker, analyzer: Analyzer) -> None:
+        self.registry = registry
+        self.config = config
+        self.embedder = embedder
+        docs = [Document(s.name, tool_text(s), "1", s.name, f"tool:{s.name}") for s in registry]
+        self.index = build_index(docs, rag_config, chunker, analyzer, embedder)
+        self._products = sorted({s.product for s in registry if s.product})
+
+    def analyze(self, question: str) -> QuestionAnalysis:
+        q = question.lower()
+        named = tuple(p for p in self._products if len(p) >= 2 and re.search(
+            rf"(?<![a-z0-9]){re.escape(p.lower())}(?![a-z0-9])", q))
+        return QuestionAnalysis(detect_language(question), named)
+
+    def select(self, question: str, max_tools: int | None = None) -> Selection:
+        c = self.config
+        limit = max_tools or c.max_tools
+        analysis = self.analyze(question)
+        n = len(self.index)
+        bm = self.index.search_bm25(question, n)
+        dn = self.index.search_dense(self.embedder.embed_queries([question])[0], n)
+        fused = fuse({"bm25": bm, "dense": dn}, method="weighted", normalization="minmax",
+                     weights={"bm25": c.bm25_weight, "dense": c.dense_weight}, limit=None)
+        best: dict[str, ScoredTool] = {}
+        for cand in fused:  # best chunk per tool (a long description can make two chunks)
+            name = cand.chunk.document_id
+            if name in best:
+                continue
+            d, b = cand.hit("dense"), cand.hit("bm25")
+            best[name] = ScoredTool(name, self.registry.get(name).product, float(cand.score),
+                                    d.score if d else None, b.score if b else None)
+        ranked = sorted(best.values(), key=lambda t: (-t.score, t.name))
+        if not ranked:
+            return Selection(question, analysis, (), (), len(self.registry), "no tool matched")
+        top_dense = max((t.dense for t in ranked if t.dense is not None), default=None)
+        if top_dense is not None and top_dense < c.min_similarity and not analysis.products_named:
+            return Selection(question, analysis, (), (), len(self.registry),
+                             f"best tool similarity {top_dense:.3f} < tools.min_similarity {c.min_similarity:g}")
+        top = ranked[0].score or 1.0
+        # A product named in the question decides the group ("Redis 클러스터 상태" -> Redis tools only);
+        # otherwise the products of the best tools, at most max_products.
+        products: list[str] = list(analysis.products_named)
+        for t in ranked if not products else ():
+            if len(products) >= c.max_products:
+                break
+            if t.product not in products:
+                products.append(t.product)
+        picked = [t for t in ranked if t.product in products and t.score / top >= c.min_score][:limit]
+        return Selection(question, analysis, tuple(picked), tuple(products), len(self.registry) - len(picked))
