@@ -73,8 +73,14 @@ class ToolSpec:
 
     @property
     def wire_name(self) -> str:
-        """The function name sent to the model (``^[a-zA-Z0-9_-]{1,64}$``; ``/`` and other characters become ``_``)."""
-        return _WIRE_NAME.sub("_", self.name)[:64]
+        """The function name sent to the model (``^[a-zA-Z0-9_-]{1,64}$``): ``/`` and other characters
+        become ``_``; a longer name keeps 55 characters and a hash of the whole name."""
+        wire = _WIRE_NAME.sub("_", self.name)
+        if len(wire) <= 64:
+            return wire
+        import hashlib
+
+        return f"{wire[:55]}_{hashlib.sha256(self.name.encode()).hexdigest()[:8]}"
 
     def definition(self) -> dict:
         """The OpenAI ``tools`` entry (a dict only at the API boundary)."""

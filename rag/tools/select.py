@@ -93,10 +93,9 @@ class ToolSelector:
             rf"(?<![a-z0-9]){re.escape(p.lower())}(?![a-z0-9])", q))
         return QuestionAnalysis(detect_language(question), named)
 
-    def select(self, question: str, max_tools: int | None = None) -> Selection:
+    def rank(self, question: str) -> list[ScoredTool]:
+        """Every tool scored for ``question``, best first (before product grouping and the cut)."""
         c = self.config
-        limit = max_tools or c.max_tools
-        analysis = self.analyze(question)
         n = len(self.index)
         bm = self.index.search_bm25(question, n)
         dn = self.index.search_dense(self.embedder.embed_queries([question])[0], n)
@@ -110,7 +109,13 @@ class ToolSelector:
             d, b = cand.hit("dense"), cand.hit("bm25")
             best[name] = ScoredTool(name, self.registry.get(name).product, float(cand.score),
                                     d.score if d else None, b.score if b else None)
-        ranked = sorted(best.values(), key=lambda t: (-t.score, t.name))
+        return sorted(best.values(), key=lambda t: (-t.score, t.name))
+
+    def select(self, question: str, max_tools: int | None = None) -> Selection:
+        c = self.config
+        limit = max_tools or c.max_tools
+        analysis = self.analyze(question)
+        ranked = self.rank(question)
         if not ranked:
             return Selection(question, analysis, (), (), len(self.registry), "no tool matched")
         top_dense = max((t.dense for t in ranked if t.dense is not None), default=None)
