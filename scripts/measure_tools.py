@@ -100,13 +100,27 @@ def formatting(counter) -> dict:
         schema_file = f.with_name(f.name[:-5] + ".schema.json")
         schema = json.loads(schema_file.read_text(encoding="utf-8")) if schema_file.is_file() else None
         c = compare_tokens(data, schema, counter)
-        inferred = compare_tokens(data, None, counter)
-        rows.append({"response": f.stem, "schema_yaml": c.schema_yaml, "schema_inferred_yaml": inferred.schema_yaml,
-                     "minified_json": c.minified_json, "pretty_json": c.pretty_json})
-    tot = {k: sum(r[k] for r in rows) for k in ("schema_yaml", "schema_inferred_yaml", "minified_json", "pretty_json")}
+        page = compare_tokens(_page(data, 20), schema, counter)  # the examples hold 1-2 rows; a page holds more
+        rows.append({"response": f.stem, **c.to_json(), **{f"page20_{k}": v for k, v in page.to_json().items()}})
+    keys = [k for k in rows[0] if k != "response"]
+    tot = {k: sum(r[k] for r in rows) for k in keys}
     return {"responses": len(rows), "totals": tot, "rows": rows, "tokenizer": counter.name,
             "ratio_schema_yaml_to_minified": round(tot["schema_yaml"] / tot["minified_json"], 3),
-            "ratio_schema_yaml_to_pretty": round(tot["schema_yaml"] / tot["pretty_json"], 3)}
+            "ratio_schema_yaml_to_pretty": round(tot["schema_yaml"] / tot["pretty_json"], 3),
+            "ratio_yaml_data_to_minified": round(tot["yaml_data"] / tot["minified_json"], 3),
+            "page20_ratio_schema_yaml_to_minified": round(tot["page20_schema_yaml"] / tot["page20_minified_json"], 3),
+            "page20_ratio_schema_yaml_to_pretty": round(tot["page20_schema_yaml"] / tot["page20_pretty_json"], 3)}
+
+
+def _page(data, n: int):
+    """The response with its (first) list of rows repeated to ``n`` rows."""
+    if isinstance(data, list) and data:
+        return [data[i % len(data)] for i in range(n)]
+    if isinstance(data, dict):
+        for k, v in data.items():
+            if isinstance(v, list) and v and isinstance(v[0], dict):
+                return {**data, k: [v[i % len(v)] for i in range(n)]}
+    return data
 
 
 def end_to_end(cfg, tools, questions: list[dict]) -> dict:
@@ -125,12 +139,14 @@ def end_to_end(cfg, tools, questions: list[dict]) -> dict:
         p = Pipeline(c)
         p.build_index()
         for q in picked:
-            spec = tools.get(q["gold"][0])
+            offered = p.select_tools(q["question"], bound).names
+            # A model can only call what it was offered: the gold tool when selected, else the best offered one.
+            spec = tools.get(q["gold"][0] if q["gold"][0] in offered else (offered[0] if offered else q["gold"][0]))
             args = {k: "octo-org" if "owner" in k or k == "org" else ("web" if k == "repo" else 1)
                     for k in spec.parameters.get("required", [])}
             args = {k: (v if spec.parameters["properties"].get(k, {}).get("type") != "string" else str(v))
                     for k, v in args.items()}
-            first_line = _first_data_line(responses[spec.name])
+            first_line = _first_data_line(responses.get(spec.name, {"none": "none"}), spec, c)
             srv.script(_tool_call(spec.wire_name, args), Reply("done"),
                        Reply(json.dumps({"status": "answered", "answer": f"{first_line} [S1]",
                                          "citations": [{"source_id": "S1", "claim": first_line, "quote": first_line}]},
@@ -138,7 +154,7 @@ def end_to_end(cfg, tools, questions: list[dict]) -> dict:
             t0 = time.perf_counter()
             res = p.answer_with_tools(q["question"], bound)
             tr = res.trace.tools
-            rows.append({"id": q["id"], "selected_gold": spec.name in tr.selection.names,
+            rows.append({"id": q["id"], "selected_gold": q["gold"][0] in tr.selection.names, "called": spec.name,
                          "calls": [x.status for x in tr.phase.calls], "status": res.status, "reason": res.reason,
                          "cited_tool": any(x.document_id.startswith("tool:") for x in res.citations),
                          "prompt_tokens": res.trace.manifest.to_json()["prompt_tokens"] if res.trace.manifest else None,
@@ -150,14 +166,19 @@ def end_to_end(cfg, tools, questions: list[dict]) -> dict:
             "abstained": sum(r["status"] != "answered" for r in rows), "rows": rows}
 
 
-def _first_data_line(value) -> str:
-    from rag.tools.format import render_data
+def _first_data_line(value, spec, cfg) -> str:
+    """A quotable line of the evidence the model will see (after trimming), without a URL."""
+    from rag.text.tokens import make_counter
+    from rag.tools import format_result
 
-    for line in render_data(value).splitlines():
+    text = format_result(value, spec.response, make_counter(cfg.context.tokenizer, cfg.tokenizer_model),
+                         cfg.tools.max_result_tokens).text
+    data = text.split("# Data\n", 1)[-1].split("\n\n# Trimmed", 1)[0]
+    for line in data.splitlines():
         line = line.strip().lstrip("- ").strip()
-        if ": " in line and len(line) > 6 and not line.endswith(":"):
+        if ": " in line and len(line) > 8 and not line.endswith(":") and "http" not in line and "@" not in line:
             return line
-    return render_data(value).splitlines()[0]
+    return data.splitlines()[0].strip()
 
 
 def _tool_call(name: str, args: dict):
@@ -210,8 +231,10 @@ def main() -> int:
           f"{s['unanswerable_with_no_tool_sent']}/{out['unanswerable']}; definition tokens: all {s['definition_tokens_all_tools']}, "
           f"sent median {s['definition_tokens_sent_median']}")
     f = out["formatting"]
-    print(f"formatting ({f['responses']} responses, {f['tokenizer']}): {f['totals']}; schema+YAML / minified "
-          f"{f['ratio_schema_yaml_to_minified']}, / pretty {f['ratio_schema_yaml_to_pretty']}")
+    print(f"formatting ({f['responses']} responses, {f['tokenizer']}): {f['totals']}")
+    print(f"  schema+YAML / minified {f['ratio_schema_yaml_to_minified']}, / pretty {f['ratio_schema_yaml_to_pretty']}; "
+          f"YAML alone / minified {f['ratio_yaml_data_to_minified']}; 20-row pages: schema+YAML / minified "
+          f"{f['page20_ratio_schema_yaml_to_minified']}, / pretty {f['page20_ratio_schema_yaml_to_pretty']}")
     if "end_to_end_scripted" in out:
         e = out["end_to_end_scripted"]
         print(f"end to end (scripted model): {e['questions']} questions, gold selected {e['gold_selected']}, "

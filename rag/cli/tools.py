@@ -64,7 +64,7 @@ def cmd_format(args) -> int:
     print(out.text)
     print(f"\n[{counter.name}] schema+YAML {out.tokens} tokens"
           + (f" (trimmed to --max-tokens {args.max_tokens}; untrimmed {cmp.schema_yaml})" if out.trims else "")
-          + f"; minified JSON {cmp.minified_json}; pretty JSON {cmp.pretty_json}")
+          + f"; YAML data alone {cmp.yaml_data}; minified JSON {cmp.minified_json}; pretty JSON {cmp.pretty_json}")
     return 0
 
 

@@ -79,7 +79,8 @@ def _object_props(schema: Mapping[str, Any]) -> tuple[dict, set]:
 
 
 def render_schema(schema: Mapping[str, Any], data: Any = None, indent: int = 0) -> list[str]:
-    """Lines of the schema; with ``data``, only the fields that occur in it (plus required ones)."""
+    """Lines of the schema; with ``data``, only the fields that occur in it (a field trimmed away or
+    absent is not described; ``!``/``?`` still say what the API promises)."""
     if indent // 2 >= MAX_DEPTH:
         return []
     props, required = _object_props(schema)
@@ -88,7 +89,7 @@ def render_schema(schema: Mapping[str, Any], data: Any = None, indent: int = 0) 
     for name, sub in props.items():
         if not isinstance(sub, Mapping):
             continue
-        if present is not None and name not in present and name not in required:
+        if present is not None and name not in present:
             continue
         mark = "!" if name in required else "?"
         line = f"{' ' * indent}{name}{mark}: {_type_text(sub)}"
@@ -239,23 +240,42 @@ def _largest_array(data: Any, path: str = "$") -> tuple[str, list | None]:
 
 
 def _biggest_field(data: Any, schema: Mapping[str, Any]) -> str | None:
-    """Remove (in place) the optional field whose values take the most room; return its path."""
-    rows = data if isinstance(data, list) else [data]
-    rows = [r for r in rows if isinstance(r, dict)]
+    """Remove (in place) the field whose values take the most room, from the rows of the largest
+    list of objects (or the top-level object); optional fields first. Return its path."""
+    path, rows, row_schema = _row_set(data, schema)
     if not rows:
         return None
-    _, required = _object_props(schema)
+    _, required = _object_props(row_schema)
     sizes: dict[str, int] = {}
     for r in rows:
         for k, v in r.items():
             sizes[k] = sizes.get(k, 0) + len(json.dumps(v, ensure_ascii=False))
+    # Optional fields first; required ones only when nothing else is left (the trim note says so).
     optional = [k for k in sizes if k not in required] or ([k for k in sizes] if len(sizes) > 1 else [])
     if not optional:
         return None
     k = max(optional, key=lambda x: (sizes[x], x))
     for r in rows:
         r.pop(k, None)
-    return f"$.{k}" if isinstance(data, dict) else f"$[*].{k}"
+    return f"{path}.{k}"
+
+
+def _row_set(data: Any, schema: Mapping[str, Any]) -> tuple[str, list, Mapping[str, Any]]:
+    """(path, rows, their schema): the largest list of objects one level down, else the data itself."""
+    if isinstance(data, list):
+        return "$[*]", [r for r in data if isinstance(r, dict)], schema
+    if not isinstance(data, dict):
+        return "$", [], schema
+    props, _ = _object_props(schema)
+    lists = [(len(json.dumps(v, ensure_ascii=False)), k) for k, v in data.items()
+             if isinstance(v, list) and v and all(isinstance(r, dict) for r in v)]
+    if lists:
+        _, k = max(lists)
+        others = len(json.dumps({x: y for x, y in data.items() if x != k}, ensure_ascii=False))
+        if others < max(lists)[0]:  # the rows hold most of the result: trim inside them
+            sub = props.get(k) or {}
+            return f"$.{k}[*]", data[k], sub if isinstance(sub, Mapping) else {}
+    return "$", [data], schema
 
 
 def _cut_chars(text: str, counter: TokenCounter, max_tokens: int) -> str:
@@ -271,17 +291,19 @@ def _cut_chars(text: str, counter: TokenCounter, max_tokens: int) -> str:
 
 @dataclass(frozen=True)
 class TokenComparison:
-    schema_yaml: int
+    schema_yaml: int  # the evidence text: "# Schema" + "# Data" (YAML)
+    yaml_data: int  # the YAML data alone
     minified_json: int
     pretty_json: int
 
     def to_json(self) -> dict:
-        return {"schema_yaml": self.schema_yaml, "minified_json": self.minified_json, "pretty_json": self.pretty_json}
+        return {"schema_yaml": self.schema_yaml, "yaml_data": self.yaml_data, "minified_json": self.minified_json,
+                "pretty_json": self.pretty_json}
 
 
 def compare_tokens(data: Any, schema: Mapping[str, Any] | None, counter: TokenCounter) -> TokenComparison:
-    """Tokens of the same result as schema + YAML (untrimmed), minified JSON and pretty JSON."""
+    """Tokens of the same result as schema + YAML (untrimmed), YAML alone, minified JSON and pretty JSON."""
     data = to_json_value(data)
-    return TokenComparison(counter.count(format_result(data, schema, counter).text),
+    return TokenComparison(counter.count(format_result(data, schema, counter).text), counter.count(render_data(data)),
                            counter.count(json.dumps(data, ensure_ascii=False, separators=(",", ":"))),
                            counter.count(json.dumps(data, ensure_ascii=False, indent=2)))

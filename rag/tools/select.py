@@ -36,9 +36,11 @@ def tool_text(spec: ToolSpec) -> str:
 class QuestionAnalysis:
     language: str
     products_named: tuple[str, ...]  # products whose name occurs in the question
+    cross_lingual: bool = False  # the question is not in the catalogue's language: dense only
 
     def to_json(self) -> dict:
-        return {"language": self.language, "products_named": list(self.products_named)}
+        return {"language": self.language, "products_named": list(self.products_named),
+                "cross_lingual": self.cross_lingual}
 
 
 @dataclass(frozen=True)
@@ -86,21 +88,29 @@ class ToolSelector:
         docs = [Document(s.name, tool_text(s), "1", s.name, f"tool:{s.name}") for s in registry]
         self.index = build_index(docs, rag_config, chunker, analyzer, embedder)
         self._products = sorted({s.product for s in registry if s.product})
+        # The catalogue's language: BM25 cannot match a question in another language (a Korean
+        # question against English descriptions), so such questions are ranked by dense alone.
+        langs = [detect_language(d.text) for d in docs]
+        self.language = max(sorted(set(langs)), key=langs.count) if langs else "other"
 
     def analyze(self, question: str) -> QuestionAnalysis:
         q = question.lower()
         named = tuple(p for p in self._products if len(p) >= 2 and re.search(
             rf"(?<![a-z0-9]){re.escape(p.lower())}(?![a-z0-9])", q))
-        return QuestionAnalysis(detect_language(question), named)
+        lang = detect_language(question)
+        cross = lang != self.language and "other" not in (lang, self.language)
+        return QuestionAnalysis(lang, named, cross)
 
-    def rank(self, question: str) -> list[ScoredTool]:
+    def rank(self, question: str, analysis: QuestionAnalysis | None = None) -> list[ScoredTool]:
         """Every tool scored for ``question``, best first (before product grouping and the cut)."""
         c = self.config
+        analysis = analysis or self.analyze(question)
+        bm25_weight = 0.0 if analysis.cross_lingual else c.bm25_weight
         n = len(self.index)
         bm = self.index.search_bm25(question, n)
         dn = self.index.search_dense(self.embedder.embed_queries([question])[0], n)
         fused = fuse({"bm25": bm, "dense": dn}, method="weighted", normalization="minmax",
-                     weights={"bm25": c.bm25_weight, "dense": c.dense_weight}, limit=None)
+                     weights={"bm25": bm25_weight, "dense": c.dense_weight}, limit=None)
         best: dict[str, ScoredTool] = {}
         for cand in fused:  # best chunk per tool (a long description can make two chunks)
             name = cand.chunk.document_id
@@ -115,7 +125,7 @@ class ToolSelector:
         c = self.config
         limit = max_tools or c.max_tools
         analysis = self.analyze(question)
-        ranked = self.rank(question)
+        ranked = self.rank(question, analysis)
         if not ranked:
             return Selection(question, analysis, (), (), len(self.registry), "no tool matched")
         top_dense = max((t.dense for t in ranked if t.dense is not None), default=None)
