@@ -11,7 +11,7 @@
    calls run, answers validated and abstentions.
 
     scripts/fetch_tool_catalogue.sh
-    python scripts/measure_tools.py [--config configs/default.yaml] [--out results/tools_selection.json]
+    PYTHONPATH=. python scripts/measure_tools.py [--config configs/default.yaml] [--out results/tools_selection.json]
 """
 from __future__ import annotations
 
@@ -24,12 +24,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from rag.config import load_config  # noqa: E402
-from rag.pipeline import Pipeline  # noqa: E402
-from rag.text.tokens import make_counter  # noqa: E402
-from rag.tools import compare_tokens, load_tools  # noqa: E402
+from rag.config import load_config
+from rag.pipeline import Pipeline
+from rag.text.tokens import make_counter
+from rag.tools import compare_tokens, load_tools
 
 DATA = ROOT / "data" / "tools-dev"
 CATALOGUE = ROOT / ".rag" / "data" / "tools" / "catalogue.json"
