@@ -34,8 +34,7 @@ def cmd_select(args) -> int:
     sel = Pipeline(cfg).select_tools(args.question, tools, args.top)
     if args.json:
         print(json.dumps({"selected": [{"name": t.name, "score": round(t.score, 4)} for t in sel.selected],
-                          "left_out": sel.left_out, "products": list(sel.products),
-                          "analysis": sel.analysis.to_json(), "reason": sel.reason}, ensure_ascii=False, indent=2))
+                          "left_out": sel.left_out}, ensure_ascii=False, indent=2))
         return 0
     print(f"{len(sel.selected)} of {len(tools)} tools (products: {', '.join(sel.products) or '-'})"
           + (f"; {sel.reason}" if sel.reason else ""))

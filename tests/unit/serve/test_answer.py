@@ -134,3 +134,18 @@ def test_health_ready_and_metrics(served):
     assert "rag_abstentions_total{reason=" in text
     assert 'rag_stage_seconds_count{stage="bm25"}' in text
     assert "rag_index_chunks " in text
+
+
+def test_a_client_that_leaves_mid_stream_frees_its_slot(served):
+    srv, c = served
+    for _ in range(3):
+        with c.stream("POST", "/v1/answer", json={"question": Q, "stream": True}) as r:
+            next(r.iter_lines())  # read the first line, then hang up
+    import time
+
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and "rag_inflight 0.0" not in c.get("/metrics").text:
+        time.sleep(0.1)
+    text = c.get("/metrics").text
+    assert "rag_inflight 0.0" in text and "rag_queued 0.0" in text
+    assert c.post("/v1/answer", json={"question": Q}).status_code == 200
