@@ -324,7 +324,9 @@ class ToolsConfig(_Section):
 
     section: ClassVar[str] = "tools"
     max_tools: int = Field(8, ge=1, le=128)  # tool definitions sent to the model at most
-    max_products: int = Field(2, ge=1)  # products (first tag) kept, best tool score first; products named in the question always
+    # Products (first tag) kept, by their best tool's score; 0: no limit. A product named in the
+    # question always decides the group. 0 measured best on the GitHub catalogue (docs/results/tools.md).
+    max_products: int = Field(0, ge=0)
     min_score: float = Field(0.5, ge=0, le=1)  # fused score (min-max normalised per question) a tool needs
     min_similarity: float = Field(0.0, ge=-1, le=1)  # the best tool's dense cosine must reach it, else no tool is sent
     bm25_weight: float = Field(0.3, ge=0)

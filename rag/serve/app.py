@@ -138,6 +138,7 @@ def create_app(config: RagConfig, service: Service | None = None):
         _check_question(req.question, len(req.history), s)
         with_trace = s.trace if req.trace is None else req.trace
         if req.stream:
+            svc.require_ready()  # a real 503 before the stream starts
             return await _sse(svc, request, _answer_events(svc, req, with_trace), StreamingResponse)
         served = await _bounded(svc, _answer_once(svc, req))
         return JSONResponse(_result_json(served, with_trace), headers=_version_header(served))
@@ -180,6 +181,7 @@ def create_app(config: RagConfig, service: Service | None = None):
         _check_question(question, len(history), s)
         ask = AnswerRequest(question=question, history=history, filters=req.rag)
         if req.stream:
+            svc.require_ready()
             return await _sse(svc, request, openai_compat.stream_chunks(lambda: _answer_once(svc, ask), s.model_name),
                               StreamingResponse, openai=True)
         served = await _bounded(svc, _answer_once(svc, ask))

@@ -5,9 +5,9 @@ from rag.tools.format import (FormattedResult, TokenComparison, ToolResultError,
                               infer_schema, render_schema)
 from rag.tools.loop import ToolEvidence, ToolLoop, ToolPhase, ToolTrace, tool_evidence
 from rag.tools.registry import ToolError, ToolRegistry, ToolSpec, from_openapi, from_records, load_tools
-from rag.tools.select import QuestionAnalysis, ScoredTool, Selection, ToolSelector, tool_text
+from rag.tools.select import QuestionAnalysis, ScoredTool, Selection, ToolSelector, tool_summary, tool_text
 
 __all__ = ["CallRecord", "FormattedResult", "QuestionAnalysis", "ScoredTool", "Selection", "TokenComparison",
            "ToolError", "ToolEvidence", "ToolLoop", "ToolPhase", "ToolRegistry", "ToolResultError", "ToolSelector",
            "ToolSpec", "ToolTrace", "Trim", "argument_errors", "call_tool", "compare_tokens", "format_result", "from_openapi",
-           "from_records", "infer_schema", "load_tools", "render_schema", "tool_evidence", "tool_text"]
+           "from_records", "infer_schema", "load_tools", "render_schema", "tool_evidence", "tool_summary", "tool_text"]

@@ -32,6 +32,15 @@ def tool_text(spec: ToolSpec) -> str:
     return "\n".join(x for x in (head, tags, spec.description[:800]) if x)
 
 
+def tool_summary(spec: ToolSpec) -> str:
+    """A tool's short form: name as words, product and the first sentence of its description. Indexed
+    beside :func:`tool_text`, so a short question can match a short text (the best of the two counts)."""
+    words = " ".join(w for w in re.split(r"[_\-\s./]+|(?<=[a-z])(?=[A-Z])", spec.name) if w)
+    first = re.split(r"(?<=[.!?])\s", spec.description.strip(), maxsplit=1)[0][:200]
+    head = f"{words} ({spec.product})" if spec.product else words
+    return f"{head}\n{first}" if first else head
+
+
 @dataclass(frozen=True)
 class QuestionAnalysis:
     language: str
@@ -85,8 +94,9 @@ class ToolSelector:
         self.registry = registry
         self.config = config
         self.embedder = embedder
-        docs = [Document(s.name, tool_text(s), "1", s.name, f"tool:{s.name}") for s in registry]
-        self.index = build_index(docs, rag_config, chunker, analyzer, embedder)
+        docs = [Document(s.name, tool_text(s), "full", s.name, f"tool:{s.name}") for s in registry]
+        short = [Document(s.name, tool_summary(s), "short", s.name, f"tool:{s.name}") for s in registry]
+        self.index = build_index(docs + short, rag_config, chunker, analyzer, embedder)
         self._products = sorted({s.product for s in registry if s.product})
         # The catalogue's language: BM25 cannot match a question in another language (a Korean
         # question against English descriptions), so such questions are ranked by dense alone.
@@ -112,7 +122,7 @@ class ToolSelector:
         fused = fuse({"bm25": bm, "dense": dn}, method="weighted", normalization="minmax",
                      weights={"bm25": bm25_weight, "dense": c.dense_weight}, limit=None)
         best: dict[str, ScoredTool] = {}
-        for cand in fused:  # best chunk per tool (a long description can make two chunks)
+        for cand in fused:  # best chunk per tool (its short form, or a chunk of its full text)
             name = cand.chunk.document_id
             if name in best:
                 continue
@@ -134,12 +144,13 @@ class ToolSelector:
                              f"best tool similarity {top_dense:.3f} < tools.min_similarity {c.min_similarity:g}")
         top = ranked[0].score or 1.0
         # A product named in the question decides the group ("Redis 클러스터 상태" -> Redis tools only);
-        # otherwise the products of the best tools, at most max_products.
+        # otherwise the products of the best tools, at most max_products (0: any product).
         products: list[str] = list(analysis.products_named)
         for t in ranked if not products else ():
-            if len(products) >= c.max_products:
+            if c.max_products and len(products) >= c.max_products:
                 break
             if t.product not in products:
                 products.append(t.product)
         picked = [t for t in ranked if t.product in products and t.score / top >= c.min_score][:limit]
+        products = [pr for pr in products if any(t.product == pr for t in picked)]
         return Selection(question, analysis, tuple(picked), tuple(products), len(self.registry) - len(picked))
