@@ -122,3 +122,14 @@ def test_the_service_answers_exactly_as_the_library(demo_pipeline):
                 want["status"], want["answer"], want["citations"], want["reason"]), q
             statuses.add(got["status"])
         assert statuses == {"answered", "insufficient_evidence"}
+
+
+def test_tools_example_runs():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, str(ROOT / "examples" / "tools_quickstart.py")], capture_output=True,
+                         text=True, timeout=600, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("selected: list_redis_clusters") or "list_redis_clusters" in out.stdout.splitlines()[0]
+    assert "flavor_ref!: string // 서버 사양 ID" in out.stdout and "minified_json" in out.stdout

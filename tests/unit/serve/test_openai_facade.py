@@ -61,3 +61,17 @@ def test_a_conversation_must_end_with_a_user_message(served):
     _, c = served
     r = c.post("/v1/chat/completions", json={"model": "rag", "messages": [{"role": "assistant", "content": "hi"}]})
     assert r.status_code == 422 and r.json()["error"]["code"] == "invalid_request"
+
+
+def test_the_client_example_runs_against_the_server(served):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    srv, _ = served
+    root = Path(__file__).resolve().parents[3]
+    out = subprocess.run([sys.executable, str(root / "examples" / "serve_client.py"), srv.url], capture_output=True,
+                         text=True, timeout=120, cwd=root)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("answered ") and "event: retrieval" in out.stdout and "streamed:" in out.stdout
+    assert "chat: answered" in out.stdout
