@@ -185,8 +185,8 @@ def main() -> int:
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"| clients | writes | requests | req/s | p50 s | p95 s | p99 s | errors | 429 | RSS first→last MB |")
-    print(f"|---|---|---|---|---|---|---|---|---|---|")
+    print("| clients | writes | requests | req/s | p50 s | p95 s | p99 s | errors | 429 | RSS first→last MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     print(f"| {args.clients} | {'yes' if args.writes else 'no'} | {out['requests']} | {out['throughput_rps']} | "
           f"{out['latency_s']['p50']} | {out['latency_s']['p95']} | {out['latency_s']['p99']} | {out['errors']} | "
           f"{codes.get('429', 0)} | {rss_first:.0f} → {rss_last:.0f} |")

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from rag.config import RagConfig, load_config
 from rag.errors import InputError
 from rag.serve import openai_compat
-from rag.serve.errors import ServiceError, from_library, scrub
+from rag.serve.errors import ServiceError, from_library
 from rag.serve.logs import request_id
 from rag.serve.schemas import AnswerRequest, ChatRequest, ContextRequest, DocumentsRequest, SearchRequest
 from rag.serve.service import Served, Service
@@ -426,4 +426,4 @@ def _sse_frame(event: str, data) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
-__all__ = ["create_app", "app_from_env", "scrub"]
+__all__ = ["create_app", "app_from_env"]
