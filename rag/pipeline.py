@@ -419,6 +419,11 @@ class Pipeline:
         outcome = generate_answer(prompt, generator, self.validator, g, question=q)
         return self._result(q, got, prompt, outcome, t0, context_ms, tools=trace)
 
+    async def aanswer_with_tools(self, question: str, tools, history: Sequence[Turn] = ()) -> AnswerResult:
+        """Async twin of :meth:`answer_with_tools` (run in a worker thread: the tool loop blocks on the
+        model and on the tools)."""
+        return await asyncio.to_thread(self.answer_with_tools, question, tools, history)
+
     def _timed_prompt(self, q: str, got: "Retrieved", history: Sequence[Turn],
                       ordering: Ordering | None = None) -> tuple[Prompt, float]:
         t = time.perf_counter()

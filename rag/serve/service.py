@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import fcntl
 import logging
 import time
@@ -151,9 +152,11 @@ class Service:
             self.metrics.inflight.dec()
 
     async def run(self, fn: Callable, *args, **kwargs):
-        """``fn(*args, **kwargs)`` on the compute thread."""
+        """``fn(*args, **kwargs)`` on the compute thread (with the request's context: its log lines
+        carry the request id)."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.compute, lambda: fn(*args, **kwargs))
+        ctx = contextvars.copy_context()
+        return await loop.run_in_executor(self.compute, lambda: ctx.run(fn, *args, **kwargs))
 
     # -- documents -----------------------------------------------------------------
     async def add(self, docs: Sequence[Document], replace: bool) -> DocumentsChange:
@@ -171,7 +174,8 @@ class Service:
     async def _write(self, op: Callable[[HybridIndex], UpdateReport]) -> DocumentsChange:
         self.require_ready()
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.writer, self._write_now, op)
+        ctx = contextvars.copy_context()
+        return await loop.run_in_executor(self.writer, lambda: ctx.run(self._write_now, op))
 
     def _write_now(self, op: Callable[[HybridIndex], UpdateReport]) -> DocumentsChange:
         p = self.pipeline

@@ -164,3 +164,15 @@ def test_a_tool_result_that_instructs_the_assistant_is_withheld(tmp_path, fake_l
     if res.trace.manifest is not None:
         assert {"evidence_id": "tool:list_redis_clusters:call_1", "reason": "suspected_injection"}.items() <= \
             next(d for d in dropped if d["evidence_id"].startswith("tool:")).items()
+
+
+def test_async_twin_gives_the_same_result(tmp_path, fake_llm):
+    import asyncio
+
+    p = pipeline(tmp_path, fake_llm)
+    quote = "- name: prod-redis\n  flavor_ref: m5.large\n  status: active\n  memory_used_mb: 5120"
+    fake_llm.script(tool_calls(("list_redis_clusters", {"project": "p1"})), Reply("done"),
+                    answer("prod-redis 클러스터는 status active, memory_used_mb 5120입니다. [S1]",
+                           [("S1", "prod-redis 클러스터는 status active, memory_used_mb 5120이다", quote)]))
+    res = asyncio.run(p.aanswer_with_tools(REDIS_Q, registry()))
+    assert res.status == "answered" and res.citations[0].document_id == "tool:list_redis_clusters"
