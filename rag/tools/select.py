@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from rag.config import RagConfig, ToolsConfig
+from rag.context.sanitize import injection_signals
 from rag.index.chunking import Chunker
 from rag.index.embedders import Embedder
 from rag.index.store import build_index
@@ -76,6 +77,7 @@ class Selection:
     products: tuple[str, ...]  # products kept
     left_out: int  # tools of the registry not sent
     reason: str = ""  # why nothing was selected, if so
+    withheld: tuple[str, ...] = ()  # tools never offered: their description or hints try to instruct the model
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -83,7 +85,8 @@ class Selection:
 
     def to_json(self) -> dict:
         return {"selected": [t.to_json() for t in self.selected], "left_out": self.left_out,
-                "products": list(self.products), "analysis": self.analysis.to_json(), "reason": self.reason}
+                "products": list(self.products), "analysis": self.analysis.to_json(), "reason": self.reason,
+                "withheld": list(self.withheld)}
 
 
 class ToolSelector:
@@ -98,6 +101,13 @@ class ToolSelector:
         short = [Document(s.name, tool_summary(s), "short", s.name, f"tool:{s.name}") for s in registry]
         self.index = build_index(docs + short, rag_config, chunker, analyzer, embedder)
         self._products = sorted({s.product for s in registry if s.product})
+        # A tool definition is text from outside too (an OpenAPI document): one that tries to instruct
+        # the model (override, steering, exfiltration...) is never offered.
+        self.withheld = tuple(s.name for s in registry
+                              if injection_signals("\n".join((s.description, *s.hints))))
+        if self.withheld:
+            logger.warning("%d tool(s) withheld as suspected prompt injection: %s", len(self.withheld),
+                           ", ".join(self.withheld[:10]))
         # The catalogue's language: BM25 cannot match a question in another language (a Korean
         # question against English descriptions), so such questions are ranked by dense alone.
         langs = [detect_language(d.text) for d in docs]
@@ -135,13 +145,14 @@ class ToolSelector:
         c = self.config
         limit = max_tools or c.max_tools
         analysis = self.analyze(question)
-        ranked = self.rank(question, analysis)
+        ranked = [t for t in self.rank(question, analysis) if t.name not in self.withheld]
         if not ranked:
-            return Selection(question, analysis, (), (), len(self.registry), "no tool matched")
+            return Selection(question, analysis, (), (), len(self.registry), "no tool matched", self.withheld)
         top_dense = max((t.dense for t in ranked if t.dense is not None), default=None)
         if top_dense is not None and top_dense < c.min_similarity and not analysis.products_named:
             return Selection(question, analysis, (), (), len(self.registry),
-                             f"best tool similarity {top_dense:.3f} < tools.min_similarity {c.min_similarity:g}")
+                             f"best tool similarity {top_dense:.3f} < tools.min_similarity {c.min_similarity:g}",
+                             self.withheld)
         top = ranked[0].score or 1.0
         # A product named in the question decides the group ("Redis 클러스터 상태" -> Redis tools only);
         # otherwise the products of the best tools, at most max_products (0: any product).
@@ -153,4 +164,5 @@ class ToolSelector:
                 products.append(t.product)
         picked = [t for t in ranked if t.product in products and t.score / top >= c.min_score][:limit]
         products = [pr for pr in products if any(t.product == pr for t in picked)]
-        return Selection(question, analysis, tuple(picked), tuple(products), len(self.registry) - len(picked))
+        return Selection(question, analysis, tuple(picked), tuple(products), len(self.registry) - len(picked),
+                         withheld=self.withheld)
