@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass
@@ -380,49 +381,94 @@ class Pipeline:
         """The tools of ``tools`` (a :class:`rag.tools.ToolRegistry`) that matter for ``question``."""
         return self.tool_selector(tools).select(check_query(question), max_tools)
 
-    def answer_with_tools(self, question: str, tools, history: Sequence[Turn] = ()) -> AnswerResult:
+    def answer_with_tools(self, question: str, tools, history: Sequence[Turn] = (), *,
+                          where: SearchFilter | None = None, top_k: int | None = None,
+                          ordering: Ordering | None = None) -> AnswerResult:
         """Answer from documents and live data: select the tools for the question, let the model call
         them (``generation.backend: openai``, any OpenAI-compatible server with tool calling), then
         answer with the same contract as :meth:`answer`: tool results are evidence blocks with their
         own ``S#`` ids in the same budget, and citations of them are validated like documents'. The
-        gate judges the documents; an answer is still attempted when a tool returned data."""
-        from rag.answer.generators import OpenAIGenerator
-        from rag.context.sanitize import injection_signals
-        from rag.tools import ToolLoop, ToolTrace
+        gate judges the documents; an answer is still attempted when a tool returned data.
+        ``where``, ``top_k`` and ``ordering`` as in :meth:`answer`."""
+        t0 = time.perf_counter()
+        prep = self._tools_prepare(question, tools, history, where, top_k)
+        phase = prep.loop.run(prep.base.messages, prep.selection)
+        done = self._tools_evidence(prep, phase, history, ordering)
+        if isinstance(done, AnswerResult):
+            return self._retimed(done, t0)
+        prompt, context_ms, trace = done
+        outcome = generate_answer(prompt, prep.generator, self.validator, self.config.generation, question=prep.q)
+        return self._result(prep.q, prep.got, prompt, outcome, t0, context_ms, tools=trace)
+
+    async def aanswer_with_tools(self, question: str, tools, history: Sequence[Turn] = (), *,
+                                 where: SearchFilter | None = None, top_k: int | None = None,
+                                 ordering: Ordering | None = None) -> AnswerResult:
+        """Async twin of :meth:`answer_with_tools`: selection, retrieval and prompt building run in a
+        worker thread, the tool phase (waiting on the model and the tools) on the tools' own threads,
+        and the answer awaits the async client."""
+        from rag.tools import TOOL_PHASE_THREADS
 
         t0 = time.perf_counter()
+        prep = await asyncio.to_thread(self._tools_prepare, question, tools, history, where, top_k)
+        phase = await asyncio.get_running_loop().run_in_executor(
+            TOOL_PHASE_THREADS, prep.loop.run, prep.base.messages, prep.selection)
+        done = await asyncio.to_thread(self._tools_evidence, prep, phase, history, ordering)
+        if isinstance(done, AnswerResult):
+            return self._retimed(done, t0)
+        prompt, context_ms, trace = done
+        outcome = await agenerate_answer(prompt, prep.generator, self.validator, self.config.generation,
+                                         question=prep.q)
+        return self._result(prep.q, prep.got, prompt, outcome, t0, context_ms, tools=trace)
+
+    def _tools_prepare(self, question: str, tools, history: Sequence[Turn], where: SearchFilter | None,
+                       top_k: int | None) -> "_ToolsPrep":
+        """Selection, retrieval and the prompt the tool phase starts from."""
+        from rag.answer.generators import OpenAIGenerator
+        from rag.tools import ToolLoop
+
         q = check_query(question)
         generator = self.generator
         if not isinstance(generator, OpenAIGenerator):
             raise ConfigError("answer_with_tools needs generation.backend: openai (an OpenAI-compatible server "
                               f"with tool calling); this config has {self.config.generation.backend!r}")
         selection = self.select_tools(q, tools)
-        got = self.retrieve(q)
+        got = self.retrieve(q, where=where, top_k=top_k)
         docs = got.evidence() if got.decision.answer else []
         base = self.prompt_builder.build(q, docs, history, set_aside=got.set_aside())
         g = self.config.generation
-        phase = ToolLoop(tools, self.config.tools, generator.client, g.model, self.prompt_builder.counter,
-                         g.temperature).run(base.messages, selection)
+        loop = ToolLoop(tools, self.config.tools, generator.client, g.model, self.prompt_builder.counter,
+                        g.temperature)
+        return _ToolsPrep(q, generator, selection, got, docs, base, loop)
+
+    def _tools_evidence(self, prep: "_ToolsPrep", phase, history: Sequence[Turn], ordering: Ordering | None):
+        """The quarantine over the tool results, then the answer prompt with documents and live data; or
+        the abstention when neither gives evidence."""
+        from rag.context.sanitize import injection_signals
+        from rag.tools import ToolTrace
+
         live, withheld = [], []
         for te in phase.evidence:
             signals = injection_signals(te.evidence.text) if self.config.security.quarantine != "off" else ()
             (withheld if signals else live).append((te, signals))
-        trace = ToolTrace(selection, phase, tuple(te.evidence.evidence_id for te, _ in withheld))
-        if not got.decision.answer and not live:
-            return self._result(q, got, None, None, t0, tools=trace)
-        set_aside = got.set_aside() + [DroppedEvidence(te.evidence.evidence_id, "suspected_injection",
-                                                       "tool result: " + ", ".join(sorted({s.kind for s in sig})))
-                                       for te, sig in withheld]
+        trace = ToolTrace(prep.selection, phase, tuple(te.evidence.evidence_id for te, _ in withheld))
+        if not prep.got.decision.answer and not live:
+            return self._result(prep.q, prep.got, None, None, time.perf_counter(), tools=trace)
+        set_aside = prep.got.set_aside() + [
+            DroppedEvidence(te.evidence.evidence_id, "suspected_injection",
+                            "tool result: " + ", ".join(sorted({s.kind for s in sig}))) for te, sig in withheld]
         t1 = time.perf_counter()
-        prompt = self.prompt_builder.build(q, [*docs, *(te.evidence for te, _ in live)], history, set_aside=set_aside)
-        context_ms = (time.perf_counter() - t1) * 1e3
-        outcome = generate_answer(prompt, generator, self.validator, g, question=q)
-        return self._result(q, got, prompt, outcome, t0, context_ms, tools=trace)
+        prompt = self.builder_for(ordering).build(prep.q, [*prep.docs, *(te.evidence for te, _ in live)], history,
+                                                  set_aside=set_aside)
+        return prompt, (time.perf_counter() - t1) * 1e3, trace
 
-    async def aanswer_with_tools(self, question: str, tools, history: Sequence[Turn] = ()) -> AnswerResult:
-        """Async twin of :meth:`answer_with_tools` (run in a worker thread: the tool loop blocks on the
-        model and on the tools)."""
-        return await asyncio.to_thread(self.answer_with_tools, question, tools, history)
+    @staticmethod
+    def _retimed(result: AnswerResult, t0: float) -> AnswerResult:
+        """``result`` with its total time counted from ``t0`` (an abstention decided mid-way)."""
+        if result.trace is None:
+            return result
+        timings = dict(result.trace.timings_ms)
+        timings["total"] = (time.perf_counter() - t0) * 1e3
+        return dataclasses.replace(result, trace=dataclasses.replace(result.trace, timings_ms=timings))
 
     def _timed_prompt(self, q: str, got: "Retrieved", history: Sequence[Turn],
                       ordering: Ordering | None = None) -> tuple[Prompt, float]:
@@ -488,6 +534,19 @@ def embedding_scorer(embedder: Embedder):
 
 
 Ordering = Literal["rank", "reverse", "edges"]  # context.ordering
+
+
+@dataclass(frozen=True)
+class _ToolsPrep:
+    """What :meth:`Pipeline.answer_with_tools` knows before the tool phase."""
+
+    q: str
+    generator: Generator
+    selection: object  # rag.tools.Selection
+    got: "Retrieved"
+    docs: list
+    base: Prompt
+    loop: object  # rag.tools.ToolLoop
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,11 @@ from rag.serve.errors import CODES, ServiceError
 from rag.serve.service import DocumentsChange, Served, Service
 
 
-def create_app(config, service=None):
+def create_app(config, service=None, tools=None):
     """The FastAPI app serving ``config`` (see :func:`rag.serve.app.create_app`)."""
     from rag.serve.app import create_app as _create
 
-    return _create(config, service)
+    return _create(config, service, tools)
 
 
 __all__ = ["ApiKeys", "CODES", "DocumentsChange", "Principal", "Served", "Service", "ServiceError", "create_app"]

@@ -35,15 +35,16 @@ def app_from_env():
     return create_app(cfg.with_overrides(overrides) if overrides else cfg)
 
 
-def create_app(config: RagConfig, service: Service | None = None):
+def create_app(config: RagConfig, service: Service | None = None, tools=None):
     """The FastAPI app serving ``config``. Models and the index load at start-up, on the compute
-    thread; until then ``/readyz`` answers 503 and question routes ``not_ready``."""
+    thread; until then ``/readyz`` answers 503 and question routes ``not_ready``. ``tools``: a
+    :class:`rag.tools.ToolRegistry` with its functions bound, for answers from live data."""
     from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse, Response, StreamingResponse
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
-    svc = service or Service(config)
+    svc = service or Service(config, tools=tools)
     s = svc.settings
 
     @contextlib.asynccontextmanager
@@ -328,9 +329,20 @@ async def _bounded(svc: Service, work):
         work.close()  # never started when admission refused it: no "never awaited" warning
 
 
+def _use_tools(svc: Service, req: AnswerRequest) -> bool:
+    if req.tools and svc.tools is None:
+        raise ServiceError("invalid_input", "this server has no tools; leave out \"tools\" or set it to false")
+    return svc.tools is not None and req.tools is not False
+
+
 async def _answer_once(svc: Service, req: AnswerRequest) -> Served:
     p = svc.pinned()
-    result = await p.aanswer(req.question, req.turns(), where=req.where(), top_k=req.top_k, ordering=req.ordering)
+    if _use_tools(svc, req):
+        result = await p.aanswer_with_tools(req.question, svc.tools, req.turns(), where=req.where(),
+                                            top_k=req.top_k, ordering=req.ordering)
+    else:
+        result = await p.aanswer(req.question, req.turns(), where=req.where(), top_k=req.top_k,
+                                 ordering=req.ordering)
     svc.metrics.observe_answer(result)
     return Served(result, p.index.version_name)
 
@@ -351,6 +363,15 @@ async def _answer_events(svc: Service, req: AnswerRequest, with_trace: bool) -> 
     """(event, data) for ``stream: true``: retrieval, gate, then answer (validated) and done."""
     from rag.pipeline import Answered, Gated, Searched
 
+    if _use_tools(svc, req):  # the tool phase is one step: its selection and calls, then the answer
+        served = await _answer_once(svc, req)
+        out = served.result.to_json()
+        trace = out.pop("trace")
+        yield "tools", (trace or {}).get("tools") or {}
+        out["index_version"] = served.index_version
+        yield "answer", out
+        yield "done", {"trace": trace if with_trace else None}
+        return
     p = svc.pinned()
     async for ev in p.astream(req.question, req.turns(), where=req.where(), top_k=req.top_k, ordering=req.ordering):
         if isinstance(ev, Searched):

@@ -57,6 +57,7 @@ class _Question(_Body):
 class AnswerRequest(_Question):
     stream: bool = False  # server-sent events: retrieval, gate, then the validated answer
     trace: bool | None = None  # None: serve.trace
+    tools: bool | None = None  # None: call tools when the server has them; false: documents only
 
 
 class ContextRequest(_Question):

@@ -64,9 +64,12 @@ class Served:
 
 
 class Service:
-    def __init__(self, config: RagConfig, keys: ApiKeys | None = None) -> None:
-        """``keys``: the API keys (default: from RAG_API_KEYS / RAG_ADMIN_KEYS)."""
+    def __init__(self, config: RagConfig, keys: ApiKeys | None = None, tools=None) -> None:
+        """``keys``: the API keys (default: from RAG_API_KEYS / RAG_ADMIN_KEYS). ``tools``: a
+        :class:`rag.tools.ToolRegistry` with its functions bound; answers then may call them
+        (``generation.backend: openai``)."""
         self.config = config
+        self.tools = tools
         self.settings = config.serve
         # The embedder is used from the compute and the writer thread: serialize its model calls.
         self.pipeline = Pipeline(config, embedder=serialized(Pipeline(config).embedder))
@@ -86,6 +89,8 @@ class Service:
         """Load every model and the index (blocking; the app runs it on the compute thread)."""
         try:
             self.pipeline.warm_up()
+            if self.tools is not None:
+                self.pipeline.tool_selector(self.tools)  # index the tools once, before the first question
         except Exception as exc:
             self.not_ready_reason = f"start-up failed: {type(exc).__name__}"
             logger.exception("start-up failed")
@@ -109,7 +114,8 @@ class Service:
         if self.ready:
             idx = self.pipeline.index
             out |= {"index_version": idx.version_name, "documents": len(idx.documents), "chunks": len(idx),
-                    "config_hash": self.config.hash, "models": self.model_ids()}
+                    "config_hash": self.config.hash, "models": self.model_ids(),
+                    "tools": len(self.tools) if self.tools is not None else 0}
         return out
 
     def model_ids(self) -> dict[str, str]:

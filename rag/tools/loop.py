@@ -8,6 +8,7 @@ as the tool's result. Successful results become evidence blocks (schema + YAML, 
 ``tools.max_result_tokens``) that the answer step cites like documents."""
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import logging
 from dataclasses import dataclass
@@ -24,6 +25,9 @@ from rag.tools.registry import ToolRegistry, ToolSpec
 from rag.tools.select import Selection
 
 logger = logging.getLogger(__name__)
+
+# The tool phase waits on the model and the tools: async callers run it here, off the compute thread.
+TOOL_PHASE_THREADS = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="rag-tool-phase")
 
 TOOL_SYSTEM_NOTE = (
     "\nYou can call the tools offered to fetch live data before answering. Call a tool only when the "

@@ -17,7 +17,7 @@ QUERY_KEY = "query-key-0123456789abcdef"
 
 
 @contextlib.contextmanager
-def live(tmp_path: Path, keys: dict[str, str] | None = None, **sections):
+def live(tmp_path: Path, keys: dict[str, str] | None = None, tools=None, **sections):
     """Build the index for a test config and serve it: yields (server, client)."""
     from rag.config import load_config
     from rag.pipeline import Pipeline
@@ -26,7 +26,7 @@ def live(tmp_path: Path, keys: dict[str, str] | None = None, **sections):
 
     cfg = load_config(write_config(tmp_path, **sections))
     Pipeline(cfg).build_index()
-    service = Service(cfg, keys=ApiKeys.from_env(keys or {}))
+    service = Service(cfg, keys=ApiKeys.from_env(keys or {}), tools=tools)
     with LiveServer(create_app(cfg, service)) as srv, httpx.Client(base_url=srv.url, timeout=60) as client:
         srv.service, srv.cfg = service, cfg
         yield srv, client
