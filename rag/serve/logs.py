@@ -8,7 +8,8 @@ import time
 
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("rag_request_id", default="-")
 
-_STANDARD = set(vars(logging.LogRecord("x", 0, "x", 0, "x", None, None))) | {"message", "asctime"}
+# LogRecord's own attributes, and uvicorn's ANSI-coloured copy of the message
+_STANDARD = set(vars(logging.LogRecord("x", 0, "x", 0, "x", None, None))) | {"message", "asctime", "color_message"}
 
 
 class JsonFormatter(logging.Formatter):
