@@ -77,7 +77,7 @@ def create_app(config: RagConfig, service: Service | None = None, tools=None):
         try:
             path = request.url.path
             if path not in OPEN_ROUTES:
-                need = "admin" if path.startswith(ADMIN_ROUTES) else "query"
+                need = "admin" if path.startswith(ADMIN_ROUTES) and request.method != "GET" else "query"
                 try:
                     svc.keys.check(request.headers.get("authorization"), need)
                 except ServiceError as exc:

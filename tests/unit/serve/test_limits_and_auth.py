@@ -34,6 +34,7 @@ def test_keys_and_roles(tmp_path):
         forbidden = c.post("/v1/documents", json=DOC, headers=auth(QUERY_KEY))
         assert forbidden.status_code == 403 and forbidden.json()["error"]["code"] == "forbidden"
         assert c.delete("/v1/documents/note", headers=auth(QUERY_KEY)).status_code == 403
+        assert c.get("/v1/documents", headers=auth(QUERY_KEY)).status_code == 200  # listing is a query
         assert c.post("/v1/documents", json=DOC, headers=auth(ADMIN_KEY)).status_code == 200
         assert c.get("/healthz").status_code == 200 and c.get("/readyz").status_code == 200  # probes stay open
         # The openai SDK against the facade: a wrong key is its AuthenticationError.
