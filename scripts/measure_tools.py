@@ -123,7 +123,7 @@ def _page(data, n: int):
 
 
 def end_to_end(cfg, tools, questions: list[dict]) -> dict:
-    from tests.fakes import FakeChatServer, Reply
+    from tests.fakes import FakeChatServer, Reply, tool_calls
 
     responses = {f.stem.replace("__", "/"): json.loads(f.read_text(encoding="utf-8"))
                  for f in (DATA / "responses").glob("*.json") if not f.name.endswith(".schema.json")}
@@ -146,7 +146,7 @@ def end_to_end(cfg, tools, questions: list[dict]) -> dict:
             args = {k: (v if spec.parameters["properties"].get(k, {}).get("type") != "string" else str(v))
                     for k, v in args.items()}
             first_line = _first_data_line(responses.get(spec.name, {"none": "none"}), spec, c)
-            srv.script(_tool_call(spec.wire_name, args), Reply("done"),
+            srv.script(tool_calls((spec.wire_name, args), model="scripted"), Reply("done"),
                        Reply(json.dumps({"status": "answered", "answer": f"{first_line} [S1]",
                                          "citations": [{"source_id": "S1", "claim": first_line, "quote": first_line}]},
                                         ensure_ascii=False)))
@@ -178,17 +178,6 @@ def _first_data_line(value, spec, cfg) -> str:
         if ": " in line and len(line) > 8 and not line.endswith(":") and "http" not in line and "@" not in line:
             return line
     return data.splitlines()[0].strip()
-
-
-def _tool_call(name: str, args: dict):
-    from tests.fakes import Reply
-
-    return Reply(body=json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "scripted",
-                                  "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-                                      "role": "assistant", "content": None, "tool_calls": [
-                                          {"id": "call_1", "type": "function",
-                                           "function": {"name": name, "arguments": json.dumps(args)}}]}}],
-                                  "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}))
 
 
 def main() -> int:

@@ -35,6 +35,18 @@ def completion_body(content: str, model: str = "fake-model", prompt_tokens: int 
     })
 
 
+def tool_calls(*calls: tuple[str, "dict | str"], model: str = "fake-model") -> Reply:
+    """A scripted chat completion whose message asks for tool calls: ``(function name, arguments)``,
+    the arguments as a dict or as raw (possibly malformed) JSON text."""
+    tcs = [{"id": f"call_{i}", "type": "function",
+            "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
+           for i, (name, args) in enumerate(calls, 1)]
+    return Reply(body=json.dumps({"id": "chatcmpl-t", "object": "chat.completion", "created": 0, "model": model,
+                                  "choices": [{"index": 0, "finish_reason": "tool_calls",
+                                               "message": {"role": "assistant", "content": None, "tool_calls": tcs}}],
+                                  "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}))
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False  # a handler still sleeping for a timeout test must not block teardown

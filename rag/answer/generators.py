@@ -48,9 +48,11 @@ _DUMMY_KEY = "sk-local-no-key"
 
 
 def is_loopback(base_url: str | None) -> bool:
-    if not base_url:
-        return False
-    host = urlparse(base_url).hostname or ""
+    return bool(base_url) and is_loopback_host(urlparse(base_url).hostname or "")
+
+
+def is_loopback_host(host: str) -> bool:
+    """``localhost`` or a loopback IP address (127.0.0.0/8, ::1)."""
     if host == "localhost":
         return True
     try:

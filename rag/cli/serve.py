@@ -5,7 +5,6 @@ Registered by :func:`add_parsers` from :func:`rag.cli.build_parser`; docs/servic
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import json
 import os
 import sys
@@ -14,21 +13,13 @@ from rag.cli.common import DEFAULT_CONFIG, overrides
 from rag.errors import ConfigError
 
 
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def cmd_serve(args) -> int:
     try:
         import fastapi  # noqa: F401
         import uvicorn
     except ImportError:
         raise ConfigError("rag serve needs FastAPI and uvicorn: pip install 'rag[serve]'") from None
+    from rag.answer.generators import is_loopback_host
     from rag.index.layout import index_exists
     from rag.pipeline import Pipeline
     from rag.serve.app import CONFIG_ENV, OVERRIDES_ENV, app_from_env
@@ -44,7 +35,7 @@ def cmd_serve(args) -> int:
     cfg = load_config(args.config).with_overrides(ov) if ov else load_config(args.config)
     s = cfg.serve
     keys = ApiKeys.from_env()  # a malformed key list fails here, before any worker starts
-    if not keys.enabled and not _loopback(s.host) and not s.allow_unauthenticated:
+    if not keys.enabled and not is_loopback_host(s.host) and not s.allow_unauthenticated:
         raise ConfigError(f"refusing to serve {s.host} without API keys: set RAG_API_KEYS / RAG_ADMIN_KEYS "
                           "(comma-separated name:key), or serve.allow_unauthenticated: true")
     p = Pipeline(cfg)

@@ -203,7 +203,7 @@ def create_app(config: RagConfig, service: Service | None = None, tools=None):
         ctype = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
         if ctype in ("application/x-ndjson", "application/jsonl", "application/x-jsonlines"):
             mode = request.query_params.get("mode", "add")
-            req = _parse(DocumentsRequest, json.dumps({"documents": _jsonl_objects(body), "mode": mode}).encode())
+            req = _parse(DocumentsRequest, {"documents": _jsonl_objects(body), "mode": mode})
         elif ctype in ("application/json", ""):
             req = _parse(DocumentsRequest, body)
         else:
@@ -264,17 +264,14 @@ async def _body(request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _parse(model: type[BaseModel], body: bytes):
-    if not body.strip():
+def _parse(model: type[BaseModel], body: bytes | dict):
+    """``body`` (JSON bytes, or an already decoded object) validated as ``model``, or a 422."""
+    if isinstance(body, bytes) and not body.strip():
         raise ServiceError("invalid_request", "the request body is empty; send a JSON object")
     try:
-        return model.model_validate_json(body)
+        return model.model_validate(body) if isinstance(body, dict) else model.model_validate_json(body)
     except ValidationError as exc:
-        return _raise_invalid(exc)
-
-
-def _raise_invalid(exc: ValidationError):
-    raise ServiceError("invalid_request", _validation_message(exc.errors())) from None
+        raise ServiceError("invalid_request", _validation_message(exc.errors())) from None
 
 
 def _validation_message(errors) -> str:

@@ -31,8 +31,10 @@ def to_json_value(value: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- schema
-def _words(name: str) -> list[str]:
-    return [w.lower() for w in re.split(r"[_\-\s./]+|(?<=[a-z])(?=[A-Z])", name) if w]
+def name_words(name: str) -> list[str]:
+    """The words of an identifier: ``list_redis-clusters``, ``repos/get`` and ``flavorRef`` split at
+    ``_ - / .``, spaces and lower-to-upper case changes."""
+    return [w for w in re.split(r"[_\-\s./]+|(?<=[a-z])(?=[A-Z])", name) if w]
 
 
 def needs_comment(name: str, description: str) -> bool:
@@ -40,7 +42,7 @@ def needs_comment(name: str, description: str) -> bool:
     if not description.strip() or name.lower() in SELF_EXPLANATORY:
         return False
     desc = description.lower()
-    words = _words(name)
+    words = [w.lower() for w in name_words(name)]
     return not (words and all(w in desc for w in words) and len(desc.split()) <= 6)
 
 

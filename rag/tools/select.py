@@ -19,27 +19,30 @@ from rag.index.store import build_index
 from rag.retrieval.fusion import fuse
 from rag.text.analyzers import Analyzer
 from rag.text.lang import detect_language
+from rag.tools.format import name_words
 from rag.tools.registry import ToolRegistry, ToolSpec
 from rag.types import Document
 
 logger = logging.getLogger(__name__)
 
 
+def _head(spec: ToolSpec) -> str:
+    """The name as words, with the product: ``list redis clusters (Redis)``."""
+    words = " ".join(name_words(spec.name))
+    return f"{words} ({spec.product})" if spec.product else words
+
+
 def tool_text(spec: ToolSpec) -> str:
     """What a tool is indexed by: name as words, product, tags, description."""
-    words = " ".join(w for w in re.split(r"[_\-\s./]+|(?<=[a-z])(?=[A-Z])", spec.name) if w)
     tags = ", ".join(t for t in spec.tags if t != spec.product)
-    head = f"{words} ({spec.product})" if spec.product else words
-    return "\n".join(x for x in (head, tags, spec.description[:800]) if x)
+    return "\n".join(x for x in (_head(spec), tags, spec.description[:800]) if x)
 
 
 def tool_summary(spec: ToolSpec) -> str:
     """A tool's short form: name as words, product and the first sentence of its description. Indexed
     beside :func:`tool_text`, so a short question can match a short text (the best of the two counts)."""
-    words = " ".join(w for w in re.split(r"[_\-\s./]+|(?<=[a-z])(?=[A-Z])", spec.name) if w)
     first = re.split(r"(?<=[.!?])\s", spec.description.strip(), maxsplit=1)[0][:200]
-    head = f"{words} ({spec.product})" if spec.product else words
-    return f"{head}\n{first}" if first else head
+    return f"{_head(spec)}\n{first}" if first else _head(spec)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ import openai
 
 from tests.unit.serve.conftest import live
 from tests.unit.tools.cloud import registry
-from tests.unit.tools.test_tool_loop import answer, tool_calls
+from tests.fakes import tool_calls
+from tests.unit.tools.test_tool_loop import answer
 
 Q = "Redis 클러스터 상태 알려줘"
 QUOTE = "- name: prod-redis\n  flavor_ref: m5.large\n  status: active\n  memory_used_mb: 5120"

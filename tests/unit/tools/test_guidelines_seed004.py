@@ -13,7 +13,8 @@ from rag.pipeline import Pipeline
 from tests.conftest import write_config
 from tests.fakes import Reply
 from tests.unit.tools.cloud import registry
-from tests.unit.tools.test_tool_loop import answer, tool_calls
+from tests.fakes import tool_calls
+from tests.unit.tools.test_tool_loop import answer
 
 GUIDE_A = "리소스 생성/삭제/변경 질문에는 콘솔 UI 방법을 먼저 안내하고, CLI 방법이 필요한지 되묻는다."
 GUIDE_B = "DB 쿼리 질문에는 사내 도구 Query Runner를 먼저 언급한다."

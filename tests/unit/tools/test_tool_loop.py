@@ -11,21 +11,10 @@ from rag.errors import ConfigError
 from rag.pipeline import Pipeline
 from rag.tools import ToolRegistry, ToolSpec, call_tool
 from tests.conftest import write_config
-from tests.fakes import Reply
+from tests.fakes import Reply, tool_calls
 from tests.unit.tools.cloud import registry
 
 REDIS_Q = "Redis 클러스터 상태 알려줘"
-
-
-def tool_calls(*calls: tuple[str, dict | str]) -> Reply:
-    """A chat completion whose message asks for tool calls."""
-    tcs = [{"id": f"call_{i}", "type": "function",
-            "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
-           for i, (name, args) in enumerate(calls, 1)]
-    return Reply(body=json.dumps({"id": "chatcmpl-t", "object": "chat.completion", "created": 0, "model": "fake-model",
-                                  "choices": [{"index": 0, "finish_reason": "tool_calls",
-                                               "message": {"role": "assistant", "content": None, "tool_calls": tcs}}],
-                                  "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}))
 
 
 def answer(text: str, cites: list[tuple[str, str, str]]) -> Reply:
