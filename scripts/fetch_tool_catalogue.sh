@@ -27,8 +27,12 @@ sha() { sha256sum "$1" | cut -d' ' -f1; }
 
 echo "catalogue: $PKG@$VERSION -> ${DEST#"$ROOT"/} (licence: $LICENCE)"
 
+# The response examples and schemas the formatting measurement uses (derived data: not in git).
+extract_responses() { python3 "$ROOT/scripts/extract_tool_responses.py" "$DEST" "$DEST_DIR/responses"; }
+
 if [ -f "$DEST" ] && [ "$(sha "$DEST")" = "$CATALOGUE_SHA256" ]; then
-  echo "already present with the expected sha256 ($CATALOGUE_SHA256); nothing to do"
+  echo "already present with the expected sha256 ($CATALOGUE_SHA256)"
+  extract_responses
   exit 0
 fi
 if [ -f "$DEST" ]; then
@@ -63,3 +67,4 @@ mv "$WORK/$MEMBER" "$DEST.tmp"
 mv "$DEST.tmp" "$DEST"
 echo "extracted $MEMBER -> ${DEST#"$ROOT"/} ($(wc -c <"$DEST") bytes, sha256 $CATALOGUE_SHA256)"
 echo "licence: $LICENCE"
+extract_responses

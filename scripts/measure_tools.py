@@ -32,6 +32,7 @@ from rag.tools import compare_tokens, load_tools
 
 DATA = ROOT / "data" / "tools-dev"
 CATALOGUE = ROOT / ".rag" / "data" / "tools" / "catalogue.json"
+RESPONSES = CATALOGUE.parent / "responses"  # written by scripts/fetch_tool_catalogue.sh
 KS = (1, 3, 5, 8, 10, 20)
 
 
@@ -92,7 +93,7 @@ def selection(p: Pipeline, tools, questions: list[dict]) -> dict:
 
 def formatting(counter) -> dict:
     rows = []
-    for f in sorted((DATA / "responses").glob("*.json")):
+    for f in sorted(RESPONSES.glob("*.json")):
         if f.name.endswith(".schema.json"):
             continue
         data = json.loads(f.read_text(encoding="utf-8"))
@@ -126,7 +127,7 @@ def end_to_end(cfg, tools, questions: list[dict]) -> dict:
     from tests.fakes import FakeChatServer, Reply, tool_calls
 
     responses = {f.stem.replace("__", "/"): json.loads(f.read_text(encoding="utf-8"))
-                 for f in (DATA / "responses").glob("*.json") if not f.name.endswith(".schema.json")}
+                 for f in RESPONSES.glob("*.json") if not f.name.endswith(".schema.json")}
     bound = tools.bind_map({name: (lambda value: (lambda **_: value))(v) for name, v in responses.items()
                             if name in tools})
     picked = [q for q in questions if q["gold"] and q["gold"][0] in responses]
@@ -187,8 +188,8 @@ def main() -> int:
     ap.add_argument("--out", default="results/tools_selection.json")
     ap.add_argument("--skip-e2e", action="store_true")
     args = ap.parse_args()
-    if not CATALOGUE.is_file():
-        raise SystemExit(f"{CATALOGUE} is missing: run scripts/fetch_tool_catalogue.sh")
+    if not CATALOGUE.is_file() or not RESPONSES.is_dir():
+        raise SystemExit(f"{CATALOGUE} or {RESPONSES} is missing: run scripts/fetch_tool_catalogue.sh")
     import yaml
 
     cfg = load_config(args.config)
