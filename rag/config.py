@@ -46,9 +46,28 @@ class CorpusConfig(_Section):
     format: Literal["auto", "jsonl", "beir", "folder"] = "auto"
 
 
+class MilvusConfig(_Section):
+    """Where a ``backend: milvus`` index lives (docs/milvus.md)."""
+
+    section: ClassVar[str] = "index.milvus"
+    # a file path runs milvus-lite embedded (relative to the config's folder); http(s)://host:port is a server
+    uri: str = ".rag/milvus.db"
+    token_env: str | None = None  # name of the environment variable holding the token ("user:password" or an API key)
+    db_name: str = ""  # "" = the server's default database
+    collection: str = Field("rag", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,180}$")
+    # FLAT is exact (and the only one that filtered correctly on milvus-lite 3.2.2); HNSW/IVF_FLAT/AUTOINDEX on a server
+    dense_index: Literal["FLAT", "HNSW", "IVF_FLAT", "AUTOINDEX"] = "FLAT"
+    consistency: Literal["Strong", "Bounded", "Session", "Eventually"] = "Strong"
+    batch_documents: int = Field(256, gt=0)  # documents per published generation while indexing (a rerun resumes there)
+    timeout_s: float = Field(30.0, gt=0)  # per call to the server
+    purge_delay_s: float = Field(60.0, ge=0)  # removed rows stay (hidden) this long for requests pinned before the removal
+
+
 class IndexConfig(_Section):
     section: ClassVar[str] = "index"
-    path: str = ".rag/index"
+    backend: Literal["local", "milvus"] = "local"
+    path: str = ".rag/index"  # the local backend's folder
+    milvus: MilvusConfig = MilvusConfig()
 
 
 class ChunkingConfig(_Section):

@@ -57,6 +57,15 @@ class IndexMismatchError(IndexError_):
     """An index was built with a different model, tokenizer or format than requested."""
 
 
+class IndexBackendError(IndexError_):
+    """The index engine (a Milvus server or milvus-lite file) is unreachable, refused the
+    credentials, or failed a call; the message names the URI and what to do."""
+
+
+class UnsupportedByBackendError(IndexBackendError):
+    """The index engine cannot do what was asked (e.g. BM25 on a Milvus server older than 2.5)."""
+
+
 class BudgetError(RagError):
     """The token budget leaves no room for evidence (or the question alone is too large)."""
 

@@ -18,12 +18,13 @@ from rag.config import RagConfig, load_config
 from rag.context.builder import DroppedEvidence, Evidence
 from rag.context.prompt import Guideline, GuidelineSelector, Prompt, PromptBuilder
 from rag.context.sanitize import QuarantinedEvidence, quarantine
-from rag.errors import ConfigError, IndexMismatchError
+from rag.errors import ConfigError, EmptyCorpusError, IndexMismatchError
 from rag.index.chunking import Chunker
 from rag.index.embedders import CachedEmbedder, Embedder, EmbeddingCache, cosines, make_embedder
 from rag.index.loaders import check_unique, load_documents, load_guidelines
 from rag.index.layout import index_exists
-from rag.index.store import HybridIndex, Progress, UpdateReport, build_index
+from rag.index.protocol import Index
+from rag.index.store import HybridIndex, Progress, UpdateReport, build_index, text_sha256
 from rag.rerank.calibration import Calibration
 from rag.rerank.cross_encoder import (BUNDLED_RERANKERS, CrossEncoderReranker, CrossEncoderScorer, RerankResult,
                                       reranked_candidates)
@@ -47,12 +48,12 @@ class Pipeline:
     >>> p.search("연차 휴가는 며칠인가요?").candidates[0].chunk.evidence_id  # doctest: +SKIP
     """
 
-    def __init__(self, config: RagConfig, embedder: Embedder | None = None, index: HybridIndex | None = None) -> None:
+    def __init__(self, config: RagConfig, embedder: Embedder | None = None, index: Index | None = None) -> None:
         """``embedder`` and ``index`` reuse already-built components (e.g. an in-memory index from
         :meth:`new_index` shared by several configs); by default both are made lazily from the config."""
         self.config = config
         self._embedder = embedder
-        self._index: HybridIndex | None = index
+        self._index: Index | None = index
         self._prompt_builder: PromptBuilder | None = None
         self._prompt_builders: dict[str, PromptBuilder] = {}  # per context.ordering asked for by a request
         self._tool_selectors: dict[int, tuple[object, object]] = {}  # id(registry) -> (registry, ToolSelector)
@@ -63,7 +64,6 @@ class Pipeline:
         # Derived from the index's current documents / chunks; recomputed when the index swaps them
         # (compared by identity: the index replaces, never mutates, these containers)
         self._allowed: tuple[object, dict[str, str | None] | None] | None = None
-        self._doc_texts: tuple[object, dict[tuple[str, str], tuple[str, ...]]] | None = None
 
     @classmethod
     def from_config(cls, path: str | Path | None = None, **kwargs) -> "Pipeline":
@@ -91,14 +91,37 @@ class Pipeline:
     def index_path(self) -> Path:
         return self.config.resolve(self.config.index.path)
 
-    def new_index(self, docs: Iterable[Document], progress: Progress | None = None) -> HybridIndex:
-        """Build an in-memory index (not saved)."""
-        return build_index(check_unique(list(docs)), self.config, self.chunker(), self.analyzer(), self.embedder, progress)
+    def new_index(self, docs: Iterable[Document], progress: Progress | None = None) -> Index:
+        """An index of ``docs`` apart from the configured one (evaluation, training data mining):
+        in memory on the local backend; on Milvus, a collection named after the documents and the
+        index settings (``<collection>_<hash>``), reused when it already holds them."""
+        docs = check_unique(list(docs))
+        if self.config.index.backend == "local":
+            return build_index(docs, self.config, self.chunker(), self.analyzer(), self.embedder, progress)
+        from rag.config import digest
+
+        key = digest({"index": self.config.index_hash,
+                      "docs": [[d.id, d.version, text_sha256(d.text)] for d in sorted(docs, key=lambda d: d.key)]})
+        idx = self.milvus_index(f"{self.config.index.milvus.collection}_{key[:12]}").create()
+        idx.sync(docs, progress)
+        if not len(idx):
+            raise EmptyCorpusError(f"the corpus has {len(docs)} documents but no text to index (all empty)")
+        return idx
+
+    def milvus_index(self, collection: str | None = None):
+        """A :class:`rag.index.milvus.MilvusIndex` on ``index.milvus`` (not yet opened)."""
+        from rag.index.milvus import MilvusIndex
+
+        return MilvusIndex(self.config, self.chunker(), self.analyzer(), self.embedder, collection=collection)
 
     @property
-    def index(self) -> HybridIndex:
+    def index(self) -> Index:
         if self._index is None:
-            self._index = HybridIndex.load(self.index_path, self.config, self.chunker(), self.analyzer(), self.embedder)
+            if self.config.index.backend == "milvus":
+                self._index = self.milvus_index().open()
+            else:
+                self._index = HybridIndex.load(self.index_path, self.config, self.chunker(), self.analyzer(),
+                                               self.embedder)
         return self._index
 
     @property
@@ -117,11 +140,27 @@ class Pipeline:
         return check_unique(docs)
 
     def build_index(self, docs: Iterable[Document] | None = None, *, force: bool = False,
-                    progress: Progress | None = None) -> HybridIndex:
-        """Index the corpus (or ``docs``) and save atomically to ``index.path``.
+                    progress: Progress | None = None) -> Index:
+        """Index the corpus (or ``docs``): the local backend saves a new version atomically to
+        ``index.path``; on Milvus the collection is brought to exactly these documents in
+        published batches (an interrupted run resumes when run again).
 
         An existing index built with another model/analyzer is refused unless ``force``;
         unchanged chunks are not embedded again (embedding cache)."""
+        if self.config.index.backend == "milvus":
+            docs = check_unique(self.load_corpus() if docs is None else list(docs))
+            if not docs:
+                raise EmptyCorpusError("the corpus is empty: no documents were found to index")
+            idx = self.milvus_index()
+            try:
+                idx.create(drop=force)
+            except IndexMismatchError as exc:
+                raise IndexMismatchError(f"{exc}\n(refusing to overwrite it; pass force=True / --force)") from None
+            idx.sync(docs, progress)
+            if not len(idx):
+                raise EmptyCorpusError(f"the corpus has {len(docs)} documents but no text to index (all empty)")
+            self._index = idx
+            return idx
         path = self.index_path
         if index_exists(path) and not force:
             try:
@@ -136,25 +175,30 @@ class Pipeline:
 
     def add_documents(self, docs: Iterable[Document]) -> UpdateReport:
         report = self.index.add(docs)
-        self.index.save(self.index_path)
+        self._persist()
         return report
 
     def replace_documents(self, docs: Iterable[Document]) -> UpdateReport:
         report = self.index.replace(docs)
-        self.index.save(self.index_path)
+        self._persist()
         return report
 
     def delete_document(self, doc_id: str, version: str | None = None) -> UpdateReport:
         report = self.index.delete(doc_id, version)
-        self.index.save(self.index_path)
+        self._persist()
         return report
+
+    def _persist(self) -> None:
+        """The local backend saves a new version folder; Milvus published the update already."""
+        if isinstance(self.index, HybridIndex):
+            self.index.save(self.index_path)
 
     def search(self, query: str, candidates: int | None = None, where: SearchFilter | None = None) -> SearchResult:
         """Fused candidates (``candidates``: how many, default ``retrieval.candidates``); ``where``
         restricts retrieval to some documents and/or versions."""
         return self.retriever.search(query, candidates, where)
 
-    def use_index(self, index: HybridIndex) -> None:
+    def use_index(self, index: Index) -> None:
         """Serve ``index`` from now on (a writer publishes the version it just saved); a pipeline
         pinned before keeps the version it pinned."""
         self._index = index
@@ -247,13 +291,7 @@ class Pipeline:
 
     def _document_texts(self, doc_id: str, version: str) -> tuple[str, ...]:
         """Every chunk text of one document version (for ``quarantine: drop_document``)."""
-        chunks = self.index.chunks
-        if self._doc_texts is None or self._doc_texts[0] is not chunks:
-            by_doc: dict[tuple[str, str], list[str]] = {}
-            for c in chunks:
-                by_doc.setdefault((c.document_id, c.document_version), []).append(c.text)
-            self._doc_texts = (chunks, {k: tuple(v) for k, v in by_doc.items()})
-        return self._doc_texts[1].get((doc_id, version), ())
+        return self.index.document_texts(doc_id, version)
 
     # -- context -----------------------------------------------------------------
     def guidelines(self) -> list[Guideline]:

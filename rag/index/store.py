@@ -24,7 +24,6 @@ import logging
 import os
 import shutil
 import threading
-from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -74,8 +73,52 @@ class UpdateReport:
     chunks_embedded: int
 
 
-def _sha(text: str) -> str:
+def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class IndexedDocument:
+    """One document as an index holds it: its record, its chunks and their vectors (row-aligned).
+    ``rag migrate`` copies these between backends without embedding again."""
+
+    record: DocumentRecord
+    chunks: tuple[Chunk, ...]
+    vectors: np.ndarray
+
+
+def chunk_and_embed(docs: Sequence[Document], chunker: Chunker, embedder: Embedder, dim: int,
+                    progress: Progress | None = None) -> tuple[list[IndexedDocument], int]:
+    """Chunk and embed ``docs``; returns them as indexed documents and how many chunks were
+    embedded (cache hits of a :class:`CachedEmbedder` are not counted)."""
+    from rag.index.embedders import CachedEmbedder
+
+    per_doc: list[list[Chunk]] = []
+    for d in docs:
+        cs = chunker.chunk(d)
+        if not cs:
+            logger.warning("document %s:%s has no text to index; recorded with 0 chunks", d.id, d.version)
+        per_doc.append(cs)
+    texts = [passage_text(c) for cs in per_doc for c in cs]
+    if isinstance(embedder, CachedEmbedder):
+        before = embedder.misses
+        vecs = embedder.embed_passages(texts, progress=progress)
+        embedded = embedder.misses - before
+    else:
+        vecs = embedder.embed_passages(texts)
+        embedded = len(texts)
+        if progress is not None:
+            progress(len(texts))
+    vecs = np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1) if texts else np.zeros((0, dim), np.float32)
+    if texts and vecs.shape[1] != dim:
+        raise IndexMismatchError(f"embedder returned dimension {vecs.shape[1]}, expected {dim}")
+    out, row = [], 0
+    for d, cs in zip(docs, per_doc):
+        rec = DocumentRecord(d.id, d.version, d.title, d.uri, text_sha256(d.text), len(cs),
+                             json.dumps(dict(d.metadata), ensure_ascii=False, sort_keys=True, default=str))
+        out.append(IndexedDocument(rec, tuple(cs), vecs[row:row + len(cs)]))
+        row += len(cs)
+    return out, embedded
 
 
 def _row_key(c: Chunk) -> tuple[str, str, int]:
@@ -83,6 +126,11 @@ def _row_key(c: Chunk) -> tuple[str, str, int]:
 
 
 class HybridIndex:
+    """The local backend (``index.backend: local``): one process, a versioned folder."""
+
+    backend = "local"
+    has_bm25 = True
+
     def __init__(self, config: RagConfig, chunker: Chunker, analyzer: Analyzer, embedder: Embedder) -> None:
         """``config``: what the contents depend on is read from its ``bm25`` and ``dense`` sections and
         its ``index_hash`` (chunking, bm25, embedding, dense); the built parts are passed in."""
@@ -176,11 +224,11 @@ class HybridIndex:
             new: list[Document] = []
             unchanged: list[str] = []
             for d in docs:
-                _check_document(d)
+                check_document(d)
                 rec = self.documents.get(d.key)
                 if rec is None:
                     new.append(d)
-                elif rec.text_sha256 == _sha(d.text):
+                elif rec.text_sha256 == text_sha256(d.text):
                     unchanged.append(f"{d.id}:{d.version}")
                 else:
                     raise DuplicateDocumentError(
@@ -201,10 +249,10 @@ class HybridIndex:
         if len(ids) != len(docs):
             raise DuplicateDocumentError("replace() got two versions of one document id; pass one version per id")
         for d in docs:
-            _check_document(d)
+            check_document(d)
         with self._write_lock:
             keep = {d.key for d in docs
-                    if d.key in self.documents and self.documents[d.key].text_sha256 == _sha(d.text)}
+                    if d.key in self.documents and self.documents[d.key].text_sha256 == text_sha256(d.text)}
             drop = sorted(k for k in self.documents if k[0] in ids and k not in keep)
             new = [d for d in docs if d.key not in keep]
             state = self._without(self._current(), set(drop))
@@ -237,45 +285,27 @@ class HybridIndex:
                           self.documents, self.bm25.vocab)
 
     def _with(self, st: "_State", docs: list[Document], progress: Progress | None) -> tuple["_State", int]:
-        new_chunks: list[Chunk] = []
-        for d in docs:
-            cs = self.chunker.chunk(d)
-            if not cs:
-                logger.warning("document %s:%s has no text to index; recorded with 0 chunks", d.id, d.version)
-            new_chunks.extend(cs)
-        texts = [_passage_text(c) for c in new_chunks]
-        from rag.index.embedders import CachedEmbedder
+        items, embedded = chunk_and_embed(docs, self.chunker, self.embedder, self.dim, progress)
+        return self._merge(st, items), embedded
 
-        if isinstance(self.embedder, CachedEmbedder):
-            before = self.embedder.misses
-            vecs = self.embedder.embed_passages(texts, progress=progress)
-            embedded = self.embedder.misses - before
-        else:
-            vecs = self.embedder.embed_passages(texts)
-            embedded = len(texts)
-            if progress is not None:
-                progress(len(texts))
-        vecs = np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1) if texts else np.zeros((0, self.dim), np.float32)
-        if texts and vecs.shape[1] != self.dim:
-            raise IndexMismatchError(f"embedder returned dimension {vecs.shape[1]}, expected {self.dim}")
+    def _merge(self, st: "_State", items: Sequence[IndexedDocument]) -> "_State":
+        new_chunks = [c for it in items for c in it.chunks]
+        vecs = (np.vstack([it.vectors.reshape(-1, self.dim) for it in items]) if new_chunks
+                else np.zeros((0, self.dim), np.float32))
         scratch = BM25Index(self.config.bm25)
         scratch.vocab = dict(st.vocab)
-        new_terms = [scratch.encode(self.analyzer(t), grow=True) for t in texts]
+        new_terms = [scratch.encode(self.analyzer(passage_text(c)), grow=True) for c in new_chunks]
         # Merge, keeping rows sorted by (document id, version, ordinal) whatever the insert order.
         all_chunks = st.chunks + new_chunks
         all_vecs = np.vstack([st.embeddings, vecs]) if len(st.chunks) else vecs
         all_terms = st.terms + new_terms
         order = sorted(range(len(all_chunks)), key=lambda i: _row_key(all_chunks[i]))
         documents = dict(st.documents)
-        per_doc = Counter((c.document_id, c.document_version) for c in new_chunks)
-        for d in docs:
-            documents[d.key] = DocumentRecord(
-                d.id, d.version, d.title, d.uri, _sha(d.text), per_doc[d.key],
-                json.dumps(dict(d.metadata), ensure_ascii=False, sort_keys=True, default=str),
-            )
+        for it in items:
+            documents[(it.record.id, it.record.version)] = it.record
         embeddings = np.ascontiguousarray(all_vecs[order]) if order else np.zeros((0, self.dim), np.float32)
         return _State([all_chunks[i] for i in order], embeddings, [all_terms[i] for i in order], documents,
-                      scratch.vocab), embedded
+                      scratch.vocab)
 
     def _without(self, st: "_State", keys: set[tuple[str, str]]) -> "_State":
         if not keys:
@@ -374,6 +404,42 @@ class HybridIndex:
             scores = np.array([d for d, _ in pairs], dtype=np.float32)
         return [ScoredChunk(chunks[i], float(s), r + 1) for r, (i, s) in enumerate(zip(idx, scores))]
 
+    def document_texts(self, doc_id: str, version: str) -> tuple[str, ...]:
+        """Every chunk text of one indexed document version, in order."""
+        with self._lock:
+            chunks = self.chunks
+        rows = self.rows_for(chunks, SearchFilter(document_ids=(doc_id,)))
+        return tuple(chunks[i].text for i in rows if chunks[i].document_version == version)
+
+    def export(self, keys: Sequence[tuple[str, str]]) -> list[IndexedDocument]:
+        """The given documents with their chunks and vectors (``rag migrate``)."""
+        with self._lock:
+            chunks, embeddings, documents = self.chunks, self.embeddings.reshape(-1, self.dim), self.documents
+        out = []
+        for key in keys:
+            rows = [i for i in self.rows_for(chunks, SearchFilter(document_ids=(key[0],)))
+                    if chunks[i].document_version == key[1]]
+            out.append(IndexedDocument(documents[key], tuple(chunks[i] for i in rows),
+                                       np.asarray(embeddings[rows], dtype=np.float32)))
+        return out
+
+    def import_documents(self, items: Sequence[IndexedDocument]) -> int:
+        """Add already-chunked, already-embedded documents (``rag migrate``); ones indexed with the
+        same text are skipped. Returns how many were added."""
+        self._writable("import documents")
+        with self._write_lock:
+            fresh = []
+            for it in items:
+                rec = self.documents.get((it.record.id, it.record.version))
+                if rec is None:
+                    fresh.append(it)
+                elif rec.text_sha256 != it.record.text_sha256:
+                    raise DuplicateDocumentError(f"the index already holds {rec.id!r} version {rec.version!r} with "
+                                                 "different text; migrate into an empty or matching index")
+            if fresh:
+                self._commit(self._merge(self._current(), fresh))
+        return len(fresh)
+
     # -- persistence -----------------------------------------------------------
     def save(self, path: str | Path) -> Path:
         """Write a new version folder and swap ``CURRENT`` to it atomically."""
@@ -429,7 +495,7 @@ class HybridIndex:
             params = json.loads((folder / "params.json").read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise IndexCorruptError(f"{folder}/params.json unreadable ({exc}); rebuild with `rag index`") from None
-        _check_params(params, self, root)
+        check_params(params, self.embedder.model_id, self.analyzer.name, self.chunking_name, root)
         return params
 
     @classmethod
@@ -445,7 +511,7 @@ class HybridIndex:
             for _, o in read_jsonl(folder / "documents.jsonl", ValueError):
                 r = DocumentRecord(**o)
                 idx.documents[(r.id, r.version)] = r
-            idx.chunks = [_chunk_from_json(o) for _, o in read_jsonl(folder / "chunks.jsonl", ValueError)]
+            idx.chunks = [chunk_from_json(o) for _, o in read_jsonl(folder / "chunks.jsonl", ValueError)]
             idx.embeddings = np.load(folder / "embeddings.npy", mmap_mode="r" if mmap else None)
         except (OSError, ValueError, TypeError) as exc:
             raise IndexCorruptError(f"{folder}: chunk store unreadable ({exc}); rebuild with `rag index`") from None
@@ -468,7 +534,7 @@ class HybridIndex:
         return idx
 
 
-def _chunk_from_json(o: dict) -> Chunk:
+def chunk_from_json(o: dict) -> Chunk:
     """A saved chunk record back to a :class:`Chunk`: ``heading_path`` (a JSON list) becomes a tuple;
     records written before ``locator``/``heading_path`` existed load with their defaults."""
     if "heading_path" in o:
@@ -479,11 +545,11 @@ def _chunk_from_json(o: dict) -> Chunk:
     return Chunk(**o)
 
 
-def _passage_text(c: Chunk) -> str:
+def passage_text(c: Chunk) -> str:
     return f"{c.title}\n{c.text}" if c.title and not c.text.startswith(c.title) else c.text
 
 
-def _check_document(d: Document) -> None:
+def check_document(d: Document) -> None:
     if not isinstance(d.id, str) or not d.id.strip():
         raise InputError(f"document id must be a non-empty string, got {d.id!r}")
     if not isinstance(d.text, str):
@@ -492,27 +558,29 @@ def _check_document(d: Document) -> None:
         raise InputError(f"document {d.id!r}: version {d.version!r} must not contain ':' (used in evidence ids)")
 
 
-def _check_params(params: dict, idx: HybridIndex, root: Path) -> None:
+def check_params(params: dict, model_id: str, analyzer: str, chunking: str, root: object) -> None:
+    """Refuse an index whose stored parameters differ from what the config asks for (``root``:
+    where it is, for the messages)."""
     if params.get("format_version") != FORMAT_VERSION:
         raise IndexMismatchError(
             f"{root}: index format {params.get('format_version')} (rag {params.get('package_version')}); this rag "
             f"reads format {FORMAT_VERSION}. Rebuild it with `rag index --config ... --force`."
         )
-    want = idx.embedder.model_id
+    want = model_id
     if params.get("embedding_model") != want:
         raise IndexMismatchError(
             f"{root}: index was built with embedding model {params.get('embedding_model')!r} "
             f"(dim {params.get('embedding_dim')}), but the config asks for {want!r}. Its vectors are not comparable: "
             "point index.path elsewhere, or rebuild with `rag index --config ... --force`."
         )
-    if params.get("analyzer") != idx.analyzer.name:
+    if params.get("analyzer") != analyzer:
         raise IndexMismatchError(
             f"{root}: index was built with BM25 analyzer {params.get('analyzer')!r}, config asks for "
-            f"{idx.analyzer.name!r}; rebuild with `rag index --config ... --force`."
+            f"{analyzer!r}; rebuild with `rag index --config ... --force`."
         )
-    if params.get("chunking") != idx.chunking_name:
+    if params.get("chunking") != chunking:
         raise IndexMismatchError(
-            f"{root}: index was chunked as {params.get('chunking')!r}, config asks for {idx.chunking_name!r}; "
+            f"{root}: index was chunked as {params.get('chunking')!r}, config asks for {chunking!r}; "
             "rebuild with `rag index --config ... --force`."
         )
     if params.get("package_version") != __version__:

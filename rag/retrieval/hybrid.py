@@ -9,7 +9,7 @@ from rag.config import RetrievalConfig
 from rag.index.embedders import Embedder
 from rag.errors import EmptyQueryError, InputError
 from rag.retrieval.fusion import fuse
-from rag.index.store import HybridIndex
+from rag.index.protocol import Index
 from rag.types import ScoredChunk, SearchFilter, SearchResult
 
 logger = logging.getLogger(__name__)
@@ -24,9 +24,9 @@ def check_query(query: object) -> str:
 
 
 class HybridRetriever:
-    """Runs both retrievers over one :class:`HybridIndex` and fuses their lists."""
+    """Runs both retrievers over one index (any backend, :class:`rag.index.protocol.Index`) and fuses their lists."""
 
-    def __init__(self, index: HybridIndex, embedder: Embedder, config: RetrievalConfig) -> None:
+    def __init__(self, index: Index, embedder: Embedder, config: RetrievalConfig) -> None:
         self.index = index
         self.embedder = embedder
         self.config = config

@@ -84,6 +84,7 @@ NOT_CONFIG = {
     ("Calibration.__init__", "b"),  # Platt scaling's intercept, not bm25.b
     ("GenerationOutput.__init__", "model"),  # the model a server reports it used
     ("Locator.__init__", "path"), ("Segment.__init__", "path"),  # a heading path in a text, not index.path
+    ("ContextBlock.__init__", "uri"), ("Evidence.__init__", "uri"),  # a document's own address, not index.milvus.uri
 }
 
 

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from rag.index import current_version
-from rag.index.store import _chunk_from_json
+from rag.index.store import chunk_from_json
 from rag.pipeline import Pipeline
 from rag.types import Chunk, Document
 
@@ -45,8 +45,8 @@ def test_an_index_written_without_the_new_fields_still_loads(tmp_path):
 def test_chunk_records_convert_heading_path_lists_to_tuples():
     rec = {"evidence_id": "d:1:0", "document_id": "d", "document_version": "1", "ordinal": 0, "text": "x",
            "start_char": 0, "end_char": 1}
-    assert _chunk_from_json(rec) == Chunk("d:1:0", "d", "1", 0, "x", 0, 1)
-    assert _chunk_from_json({**rec, "heading_path": ["A", "B"], "locator": "A > B"}).heading_path == ("A", "B")
+    assert chunk_from_json(rec) == Chunk("d:1:0", "d", "1", 0, "x", 0, 1)
+    assert chunk_from_json({**rec, "heading_path": ["A", "B"], "locator": "A > B"}).heading_path == ("A", "B")
 
 
 def test_an_index_chunked_without_structure_is_refused_by_a_structure_config(tmp_path):

@@ -1,0 +1,47 @@
+"""What every index backend offers the retriever, the pipeline and the service."""
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from rag.index.layout import DocumentRecord
+from rag.types import Document, ScoredChunk, SearchFilter
+
+
+@runtime_checkable
+class Index(Protocol):
+    """A hybrid index: :class:`rag.index.store.HybridIndex` (``index.backend: local``) or
+    :class:`rag.index.milvus.MilvusIndex` (``index.backend: milvus``).
+
+    Both keep per-retriever ranks and scores (fusion stays in :mod:`rag.retrieval`), both order
+    ties by (document id, version, ordinal), and a :meth:`snapshot` sees one whole version."""
+
+    backend: str
+    has_bm25: bool
+
+    def __len__(self) -> int: ...
+
+    @property
+    def documents(self) -> Mapping[tuple[str, str], DocumentRecord]: ...
+
+    @property
+    def version_name(self) -> str | None: ...
+
+    def snapshot(self) -> "Index": ...
+
+    def search_bm25(self, query: str, k: int, where: SearchFilter | None = None) -> list[ScoredChunk]: ...
+
+    def search_dense(self, query_vector: np.ndarray, k: int, where: SearchFilter | None = None) -> list[ScoredChunk]: ...
+
+    def document_texts(self, doc_id: str, version: str) -> tuple[str, ...]: ...
+
+    def add(self, docs: Iterable[Document], progress=None): ...
+
+    def replace(self, docs: Iterable[Document], progress=None): ...
+
+    def delete(self, doc_id: str, version: str | None = None): ...
+
+    def export(self, keys: Sequence[tuple[str, str]]) -> list: ...
+
+    def import_documents(self, items: Sequence) -> int: ...
