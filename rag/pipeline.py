@@ -91,6 +91,16 @@ class Pipeline:
     def index_path(self) -> Path:
         return self.config.resolve(self.config.index.path)
 
+    @property
+    def index_location(self) -> str:
+        """Where the configured index lives, for messages: its folder, or the Milvus URI and collection."""
+        return self.milvus_index().where_label if self.config.index.backend == "milvus" else str(self.index_path)
+
+    def index_exists(self) -> bool:
+        if self.config.index.backend == "milvus":
+            return self.milvus_index().exists()
+        return index_exists(self.index_path)
+
     def new_index(self, docs: Iterable[Document], progress: Progress | None = None) -> Index:
         """An index of ``docs`` apart from the configured one (evaluation, training data mining):
         in memory on the local backend; on Milvus, a collection named after the documents and the

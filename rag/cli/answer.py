@@ -135,7 +135,7 @@ def cmd_demo(args) -> int:
     p = make_pipeline(args)
     with progress_bar(None, "embedding") as bar:
         idx = p.build_index(force=True, progress=bar.update)
-    print(f"indexed {len(idx.documents)} documents -> {len(idx)} chunks at {p.index_path}\n")
+    print(f"indexed {len(idx.documents)} documents -> {len(idx)} chunks at {p.index_location}\n")
     qpath = Path(args.questions) if args.questions else p.config.resolve("../data/demo/questions.jsonl")
     tally = {"answered_ok": 0, "answerable": 0, "abstained_ok": 0, "unanswerable": 0, "checks_ok": 0, "checks": 0}
     for _, q in _jsonl(qpath):

@@ -1,5 +1,6 @@
 """Command line: ``rag index | add | delete | search | context | ask | eval-retrieval | train-reranker | calibrate |
-eval-abstention | eval-answers | eval-claims | demo | batch | experiment | compare | models | serve | tools``."""
+eval-abstention | eval-answers | eval-claims | demo | batch | experiment | compare | models | serve | tools |
+migrate``."""
 from __future__ import annotations
 
 import argparse
@@ -10,7 +11,7 @@ from rag.cli.answer import cmd_ask, cmd_context, cmd_demo, cmd_search
 from rag.cli.common import DEFAULT_CONFIG
 from rag.cli.evaluate import (cmd_calibrate, cmd_eval_abstention, cmd_eval_answers, cmd_eval_claims, cmd_eval_retrieval,
                               cmd_train_reranker)
-from rag.cli.index import cmd_add, cmd_delete, cmd_index
+from rag.cli.index import cmd_add, cmd_delete, cmd_index, cmd_migrate
 from rag.errors import RagError
 
 
@@ -22,19 +23,30 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("index", help="index the corpus named in the config")
     s.add_argument("--config", default=DEFAULT_CONFIG)
     s.add_argument("--force", action="store_true", help="overwrite an index built with another model/analyzer")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     s.set_defaults(func=cmd_index)
 
     s = sub.add_parser("add", help="add documents (JSONL, folder or file) to an existing index")
     s.add_argument("path")
     s.add_argument("--config", default=DEFAULT_CONFIG)
     s.add_argument("--replace", action="store_true", help="make each given document the only version of its id")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     s.set_defaults(func=cmd_add)
 
     s = sub.add_parser("delete", help="delete a document (all versions, or one) from the index")
     s.add_argument("doc_id")
     s.add_argument("--version", default=None)
     s.add_argument("--config", default=DEFAULT_CONFIG)
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     s.set_defaults(func=cmd_delete)
+
+    s = sub.add_parser("migrate", help="copy an index between backends (local <-> Milvus) without re-embedding; "
+                                       "resumable")
+    s.add_argument("--from", dest="source", required=True, metavar="CONFIG", help="config of the index to copy")
+    s.add_argument("--to", dest="target", required=True, metavar="CONFIG", help="config of the index to fill")
+    s.add_argument("--batch-documents", type=int, default=256, help="documents per published batch")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a value of the --to config")
+    s.set_defaults(func=cmd_migrate)
 
     s = sub.add_parser("search", help="hybrid search: fused candidates with per-retriever ranks and scores")
     s.add_argument("query")

@@ -20,7 +20,6 @@ def cmd_serve(args) -> int:
     except ImportError:
         raise ConfigError("rag serve needs FastAPI and uvicorn: pip install 'rag[serve]'") from None
     from rag.answer.generators import is_loopback_host
-    from rag.index.layout import index_exists
     from rag.pipeline import Pipeline
     from rag.serve.app import CONFIG_ENV, OVERRIDES_ENV, app_from_env
     from rag.serve.auth import ApiKeys
@@ -39,11 +38,11 @@ def cmd_serve(args) -> int:
         raise ConfigError(f"refusing to serve {s.host} without API keys: set RAG_API_KEYS / RAG_ADMIN_KEYS "
                           "(comma-separated name:key), or serve.allow_unauthenticated: true")
     p = Pipeline(cfg)
-    if not index_exists(p.index_path):
+    if not p.index_exists():
         if not args.build_index:
-            raise ConfigError(f"no index at {p.index_path}: run `rag index --config {args.config}` first, "
+            raise ConfigError(f"no index at {p.index_location}: run `rag index --config {args.config}` first, "
                               "or pass --build-index")
-        print(f"building the index at {p.index_path} ...", file=sys.stderr)
+        print(f"building the index at {p.index_location} ...", file=sys.stderr)
         p.build_index()
     configure(s.log_format)
     if not keys.enabled:

@@ -66,7 +66,13 @@ Progress = Callable[[int], None]
 
 NEVER = 2**62  # gen_removed of a live document record
 MAX_VARCHAR = 65535
-_PENDING_MAX = 400  # incarnations listed as pending removal before the oldest are purged at once
+_PENDING_MAX = 400
+PAGE = 16384  # the most rows one Milvus query returns
+BUCKETS = 256  # rows carry bucket = hash(pk) % BUCKETS so whole collections read back page by page
+
+
+def bucket(pk: str) -> int:
+    return int.from_bytes(hashlib.blake2b(pk.encode("utf-8"), digest_size=4).digest(), "big") % BUCKETS  # incarnations listed as pending removal before the oldest are purged at once
 
 
 def hashed_terms(tokens: Sequence[str]) -> str:
@@ -134,16 +140,19 @@ class _Engine:
         if not is_server_uri(uri):
             parent = os.path.dirname(os.path.abspath(uri))
             os.makedirs(parent, exist_ok=True)
+            _quiet_embedded_server()
         kwargs: dict = {"timeout": settings.timeout_s}
         if token:
             kwargs["token"] = token
         if settings.db_name:
             kwargs["db_name"] = settings.db_name
-        _quiet_pymilvus()
         with self.calls("connect"):
             self.client = MilvusClient(uri, **kwargs)
             self.version = str(self.client.get_server_version())
         self.bm25 = supports_bm25(self.version)
+        # milvus-lite searches its unflushed rows row by row (10x slower at 5k rows): flush every
+        # write there; a server flushes on its own, and is only asked to after bulk loads
+        self.lite = "lite" in self.version.lower() and supports_bm25(self.version)
 
     @contextlib.contextmanager
     def calls(self, what: str) -> Iterator[None]:
@@ -247,6 +256,7 @@ class MilvusIndex:
         schema.add_field("doc_version", DataType.VARCHAR, max_length=1024)
         schema.add_field("inc", DataType.VARCHAR, max_length=MAX_VARCHAR)
         schema.add_field("gen", DataType.INT64)
+        schema.add_field("bucket", DataType.INT64)
         schema.add_field("chunk", DataType.VARCHAR, max_length=MAX_VARCHAR)
         schema.add_field("vec", DataType.FLOAT_VECTOR, dim=dim)
         index = e.client.prepare_index_params()
@@ -266,6 +276,7 @@ class MilvusIndex:
         meta.add_field("body", DataType.VARCHAR, max_length=MAX_VARCHAR)
         meta.add_field("gen_added", DataType.INT64)
         meta.add_field("gen_removed", DataType.INT64)
+        meta.add_field("bucket", DataType.INT64)
         meta.add_field("vec", DataType.FLOAT_VECTOR, dim=2)  # Milvus wants a vector field in every collection
         meta_index = e.client.prepare_index_params()
         meta_index.add_index("vec", index_type="FLAT", metric_type="L2")
@@ -401,19 +412,23 @@ class MilvusIndex:
             incs[(rec.id, rec.version)] = inc
         return dict(sorted(documents.items())), incs
 
-    def _iterate(self, collection: str, expr: str, fields: list[str], batch: int = 1000) -> Iterator[dict]:
+    def _iterate(self, collection: str, expr: str, fields: list[str]) -> Iterator[dict]:
+        """Every row matching ``expr``: one query when they fit in one page, else one per bucket
+        (a stored hash of the primary key), so any size reads back without a query iterator."""
         e = self.engine
         with e.calls(f"read {collection}"):
-            it = e.client.query_iterator(collection, batch_size=batch, filter=expr, output_fields=fields,
-                                         consistency_level="Strong")
-            try:
-                while True:
-                    rows = it.next()
-                    if not rows:
-                        break
-                    yield from rows
-            finally:
-                it.close()
+            rows = e.client.query(collection, filter=expr, output_fields=fields, limit=PAGE,
+                                  consistency_level="Strong")
+            if len(rows) < PAGE:
+                yield from rows
+                return
+            for b in range(BUCKETS):
+                part = e.client.query(collection, filter=f"bucket == {b} and ({expr})", output_fields=fields,
+                                      limit=PAGE, consistency_level="Strong")
+                if len(part) >= PAGE:
+                    raise IndexBackendError(f"{self.where_label}: more than {PAGE} rows in one bucket of "
+                                            f"{collection}; this index is too large to read back whole")
+                yield from part
 
     def snapshot(self) -> "MilvusIndex":
         """A read-only view pinned at the generation published now: later updates never show in it."""
@@ -642,16 +657,14 @@ class MilvusIndex:
             if len(body.encode("utf-8")) > MAX_VARCHAR:
                 raise InputError(f"document {rec.id!r}: its title/uri/metadata take {len(body.encode())} bytes; "
                                  f"Milvus keeps at most {MAX_VARCHAR} per record — shorten the metadata")
-            records.append({"pk": f"doc:{inc}", "kind": "doc", "body": body, "gen_added": g,
-                            "gen_removed": NEVER, "vec": [0.0, 0.0]})
+            records.append(_doc_row(inc, body, g, NEVER))
             for c, v in zip(it.chunks, it.vectors):
                 rows.append(self._chunk_row(c, v, g, inc))
         dropped = []
         for key in drop:
             rec, inc = view.documents[key], view.incarnations[key]
             body = json.dumps({**asdict(rec), "incarnation": inc}, ensure_ascii=False, sort_keys=True)
-            dropped.append({"pk": f"doc:{inc}", "kind": "doc", "body": body,
-                            "gen_added": int(inc.split(":", 1)[0]), "gen_removed": g, "vec": [0.0, 0.0]})
+            dropped.append(_doc_row(inc, body, int(inc.split(":", 1)[0]), g))
         with e.calls(f"write generation {g}"):
             for i in range(0, len(rows), 500):
                 e.client.insert(self.collection, rows[i:i + 500])
@@ -667,6 +680,8 @@ class MilvusIndex:
         state = _View(g, n, pending, {}, {})
         with e.calls(f"publish generation {g}"):
             e.client.upsert(self.meta, [_meta_row("state", "state", _state_body(state), g)])
+        if e.lite or len(rows) >= 10_000:
+            self.flush()
         logger.info("%s: published generation %d (+%d documents / %d chunks, -%d documents)", self.where_label, g,
                     len(items), len(rows), len(drop))
         self.refresh()
@@ -677,8 +692,9 @@ class MilvusIndex:
         if len(body.encode("utf-8")) > MAX_VARCHAR:
             raise InputError(f"chunk {c.evidence_id!r} takes {len(body.encode())} bytes; Milvus keeps at most "
                              f"{MAX_VARCHAR} per field — lower chunking.max_tokens")
-        row = {"pk": f"{g}:{c.evidence_id}", "doc_id": c.document_id, "doc_version": c.document_version,
-               "inc": inc, "gen": g, "chunk": body, "vec": np.asarray(v, dtype=np.float32).tolist()}
+        pk = f"{g}:{c.evidence_id}"
+        row = {"pk": pk, "doc_id": c.document_id, "doc_version": c.document_version,
+               "inc": inc, "gen": g, "bucket": bucket(pk), "chunk": body, "vec": np.asarray(v, dtype=np.float32).tolist()}
         if self.has_bm25:
             terms = hashed_terms(self.analyzer(passage_text(c)))
             if len(terms) > MAX_VARCHAR:
@@ -696,12 +712,12 @@ class MilvusIndex:
             stale = e.client.query(self.meta, filter=f'kind == "doc" and (gen_added > {gen} or '
                                    f"(gen_removed > {gen} and gen_removed < {NEVER}))",
                                    output_fields=["pk", "body", "gen_added", "gen_removed"],
-                                   consistency_level="Strong", limit=16384)
+                                   consistency_level="Strong", limit=PAGE)
             if orphans:
                 e.client.delete(self.collection, filter=f"gen > {gen}")
             dead = [r["pk"] for r in stale if int(r["gen_added"]) > gen]
-            revive = [{"pk": r["pk"], "kind": "doc", "body": r["body"], "gen_added": int(r["gen_added"]),
-                       "gen_removed": NEVER, "vec": [0.0, 0.0]} for r in stale if int(r["gen_added"]) <= gen]
+            revive = [_doc_row(r["pk"][4:], r["body"], int(r["gen_added"]), NEVER)
+                      for r in stale if int(r["gen_added"]) <= gen]
             if dead:
                 e.client.delete(self.meta, filter=_in("pk", dead))
             if revive:
@@ -729,6 +745,13 @@ class MilvusIndex:
                     e.client.delete(self.meta, filter=_in("pk", [f"doc:{x}" for x in part]))
         return tuple(rest)
 
+    def flush(self) -> None:
+        """Seal what was written into the engine's segments (faster searches afterwards)."""
+        e = self.engine
+        with e.calls("flush"):
+            e.client.flush(self.collection)
+            e.client.flush(self.meta)
+
     def purge(self) -> None:
         """Delete the rows of every removal now (no pinned reader will need them)."""
         with self._write_lock:
@@ -746,20 +769,30 @@ class MilvusIndex:
         return None
 
 
-class _DropMvccNotice(logging.Filter):
+class _DropUnimplemented(logging.Filter):
+    """milvus-lite's in-process gRPC server logs a traceback for each call it does not implement
+    (pymilvus asks for a timestamp while waiting for an index); the client carries on without it."""
+
     def filter(self, record: logging.LogRecord) -> bool:
-        return "mvccTs" not in record.getMessage()  # milvus-lite has no MVCC timestamp; harmless
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, NotImplementedError)
 
 
-def _quiet_pymilvus() -> None:
-    log = logging.getLogger("pymilvus.client.iterator.query_iterator")
-    if not any(isinstance(f, _DropMvccNotice) for f in log.filters):
-        log.addFilter(_DropMvccNotice())
+def _quiet_embedded_server() -> None:
+    log = logging.getLogger("grpc._server")
+    if not any(isinstance(f, _DropUnimplemented) for f in log.filters):
+        log.addFilter(_DropUnimplemented())
 
 
 def _meta_row(pk: str, kind: str, body: dict, gen: int) -> dict:
     return {"pk": pk, "kind": kind, "body": json.dumps(body, ensure_ascii=False, sort_keys=True),
-            "gen_added": gen, "gen_removed": NEVER, "vec": [0.0, 0.0]}
+            "gen_added": gen, "gen_removed": NEVER, "bucket": bucket(pk), "vec": [0.0, 0.0]}
+
+
+def _doc_row(incarnation: str, body: str, gen_added: int, gen_removed: int) -> dict:
+    pk = f"doc:{incarnation}"
+    return {"pk": pk, "kind": "doc", "body": body, "gen_added": gen_added, "gen_removed": gen_removed,
+            "bucket": bucket(pk), "vec": [0.0, 0.0]}
 
 
 def _state_body(view: _View) -> dict:

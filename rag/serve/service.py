@@ -28,6 +28,7 @@ from rag.config import RagConfig
 from rag.errors import IndexError_
 from rag.index.embedders import serialized
 from rag.index.layout import current_version
+from rag.index.protocol import Index
 from rag.index.store import HybridIndex, UpdateReport
 from rag.pipeline import Pipeline
 from rag.result import AnswerResult
@@ -177,15 +178,23 @@ class Service:
     def has_document(self, doc_id: str, version: str | None) -> bool:
         return any(k[0] == doc_id and (version is None or k[1] == version) for k in self.pipeline.index.documents)
 
-    async def _write(self, op: Callable[[HybridIndex], UpdateReport]) -> DocumentsChange:
+    async def _write(self, op: Callable[[Index], UpdateReport]) -> DocumentsChange:
         self.require_ready()
         loop = asyncio.get_running_loop()
         ctx = contextvars.copy_context()
         return await loop.run_in_executor(self.writer, lambda: ctx.run(self._write_now, op))
 
-    def _write_now(self, op: Callable[[HybridIndex], UpdateReport]) -> DocumentsChange:
+    def _write_now(self, op: Callable[[Index], UpdateReport]) -> DocumentsChange:
         p = self.pipeline
         root = p.index_path
+        if p.config.index.backend == "milvus":
+            # The engine publishes each update as a new generation and requests pin the one that was
+            # live when they started; the lock keeps this machine's workers to one writer at a time.
+            with _locked(root / ".writer.lock"):
+                idx = p.index
+                report = op(idx)
+                self._published(idx)
+            return DocumentsChange(report, idx.version_name, len(idx.documents), len(idx))
         with _locked(root / ".writer.lock"):
             base = self._newest()
             fork = base.fork(p.chunker(), p.analyzer())
@@ -213,13 +222,15 @@ class Service:
         logger.info("now serving index %s (saved by another worker)", fresh.version_name)
         return fresh
 
-    def _published(self, index: HybridIndex) -> None:
+    def _published(self, index: Index) -> None:
         self.pipeline.use_index(index)
         self.metrics.index_chunks.set(len(index))
         self.metrics.index_documents.set(len(index.documents))
 
     def _poll_disk(self) -> None:
         """At most every ``index_poll_s``: if ``CURRENT`` names another version, load it on the writer thread."""
+        if self.pipeline.config.index.backend != "local":
+            return  # every pinned request reads the engine's published generation
         now = time.monotonic()
         if now - self._last_poll < self.settings.index_poll_s or (self._sync is not None and not self._sync.done()):
             return

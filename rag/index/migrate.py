@@ -1,0 +1,76 @@
+"""Copy an index between backends (local folder <-> Milvus) without embedding anything again."""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from rag.errors import IndexMismatchError
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class MigrateReport:
+    documents: int  # in the source
+    copied: int  # written to the target by this run
+    already: int  # found in the target with the same text (an earlier, interrupted run copied them)
+    extra: tuple[str, ...]  # "id:version" in the target but not in the source (left in place)
+    chunks: int  # chunks in the target afterwards
+    seconds: float
+
+
+def _same_contents(source, target_params: dict, source_label: str, target_label: str) -> None:
+    src = source.params()
+    for name in ("embedding_model", "embedding_dim", "analyzer", "chunking"):
+        if getattr(src, name) != target_params[name]:
+            raise IndexMismatchError(
+                f"cannot migrate {source_label} to {target_label} without embedding or chunking again: the source "
+                f"has {name} {getattr(src, name)!r}, the target config asks for {target_params[name]!r}. Use the "
+                "same chunking, bm25.analyzer and embedding sections in both configs (only `index:` may differ).")
+
+
+def migrate(source_pipeline, target_pipeline, *, batch_documents: int = 256,
+            progress: Callable[[int], None] | None = None) -> MigrateReport:
+    """Copy every document of the source pipeline's index into the target pipeline's index, in
+    batches that each end in a published version (a saved folder / a Milvus generation), so an
+    interrupted migration resumes where it stopped when run again. Documents already in the target
+    with the same text are skipped; one there with other text is an error (nothing is overwritten)."""
+    from rag.index.store import HybridIndex
+
+    t0 = time.perf_counter()
+    source = source_pipeline.index
+    tp = target_pipeline
+    if tp.config.index.backend == "milvus":
+        target = tp.milvus_index()
+        target._dim = source.dim  # noqa: SLF001 — the vectors come from the source; no model is loaded
+        target.create()
+        params = target.check_compatible()
+    else:
+        if tp.index_exists():
+            target = tp.index
+        else:
+            target = HybridIndex(tp.config, tp.chunker(), tp.analyzer(), tp.embedder)
+            target._dim = source.dim  # noqa: SLF001
+        params = {"embedding_model": tp.embedder.model_id, "embedding_dim": source.dim,
+                  "analyzer": target.analyzer.name, "chunking": target.chunking_name}
+    _same_contents(source, {**params, "embedding_model": tp.embedder.model_id}, source_pipeline.index_location,
+                   tp.index_location)
+    keys = sorted(source.documents)
+    have = dict(target.documents)
+    already = sum(1 for k in keys if k in have and have[k].text_sha256 == source.documents[k].text_sha256)
+    todo = [k for k in keys if k not in have or have[k].text_sha256 != source.documents[k].text_sha256]
+    copied = 0
+    for i in range(0, len(todo), batch_documents):
+        items = source.export(todo[i:i + batch_documents])
+        copied += target.import_documents(items)
+        if isinstance(target, HybridIndex):
+            target.save(tp.index_path)
+        if progress is not None:
+            progress(sum(len(it.chunks) for it in items))
+        logger.info("migrated %d / %d documents", min(i + batch_documents, len(todo)), len(todo))
+    extra = tuple(f"{i}:{v}" for i, v in sorted(set(target.documents) - set(keys)))
+    if extra:
+        logger.warning("the target holds %d documents that are not in the source (left in place)", len(extra))
+    return MigrateReport(len(keys), copied, already, extra, len(target), time.perf_counter() - t0)
