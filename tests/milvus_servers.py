@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -25,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+import types
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -107,6 +109,16 @@ def _descendants(pid: int) -> list[int]:
             found.extend(kids)
             todo.extend(kids)
     return found
+
+
+def _die_with_parent() -> None:
+    """preexec_fn: SIGKILL the server when the test process dies, even by SIGKILL or `timeout`'s SIGTERM
+    (neither runs atexit). Linux only; a no-op elsewhere."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(Exception):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _signal_all(pids: list[int], sig: int) -> None:
@@ -213,8 +225,8 @@ class Served:
 
     def restart(self, timeout: float = 120) -> None:
         """Start again on the same port and data directory (stopping first if running); wait until ready."""
-        if self.running:
-            self.stop()
+        if self.proc is not None:
+            self.stop()  # also reaps a process that died on its own
         if not _wait_port_free(self.port, 10):
             raise RuntimeError(f"{self.kind}: port {self.port} is still taken; cannot restart on it")
         self._launch(self, timeout)
@@ -290,6 +302,7 @@ def _launch_lite(served: Served, timeout: float) -> None:
         served.proc = subprocess.Popen(  # noqa: S603
             _lite_command(served.data_dir, served.port), stdin=subprocess.DEVNULL, stdout=fh,
             stderr=subprocess.STDOUT, start_new_session=True,  # its own group: Ctrl-C in pytest doesn't hit it
+            preexec_fn=_die_with_parent,
             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     _register(served)
     _wait_ready(served, timeout)
@@ -370,6 +383,11 @@ initial-cluster: default=http://{HOST}:{peer}
 def _launch_milvus(served: Served, timeout: float) -> None:
     server = served._server
     cwd = os.getcwd()
+    import milvus
+
+    real = milvus.subprocess  # MilvusServer.start() has no Popen options: lend it one with _die_with_parent
+    milvus.subprocess = types.SimpleNamespace(
+        Popen=functools.partial(subprocess.Popen, preexec_fn=_die_with_parent), TimeoutExpired=subprocess.TimeoutExpired)
     try:
         server.start()  # resolves ports, writes configs/milvus.yaml, Popen; chdirs (undone below)
     except BaseException:
@@ -378,6 +396,7 @@ def _launch_milvus(served: Served, timeout: float) -> None:
         served._closed()
         raise
     finally:
+        milvus.subprocess = real
         os.chdir(cwd)
     served.proc = server.server_proc
     served.port = server.listen_port

@@ -222,12 +222,12 @@ class MilvusIndex:
         e = self.engine
         if not self.exists():
             raise IndexNotFoundError(f"no index at {self.where_label}; build it with `rag index --config <your config>`")
+        with e.calls("load collection"):  # a restarted server has them released
+            e.client.load_collection(self.meta)
+            e.client.load_collection(self.collection)
         params = self.check_compatible()
         self._dim = int(params["embedding_dim"])
         self._bm25 = bool(params.get("bm25", False))
-        with e.calls("load collection"):
-            e.client.load_collection(self.collection)
-            e.client.load_collection(self.meta)
         self.refresh()
         return self
 
@@ -282,6 +282,8 @@ class MilvusIndex:
         meta_index.add_index("vec", index_type="FLAT", metric_type="L2")
         params = {**asdict(self.params(n_documents=0, n_chunks=0)), "bm25": bm25, "server_version": e.version}
         with e.calls("create collections"):
+            if e.client.has_collection(self.meta):  # left by a creation that was interrupted
+                e.client.drop_collection(self.meta)
             e.client.create_collection(self.meta, schema=meta, index_params=meta_index, consistency_level="Strong")
             e.client.insert(self.meta, [_meta_row("params", "params", params, 0),
                                         _meta_row("state", "state", _state_body(_EMPTY), 0)])
