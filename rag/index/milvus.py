@@ -147,7 +147,7 @@ class _Engine:
         if settings.db_name:
             kwargs["db_name"] = settings.db_name
         with self.calls("connect"):
-            self.client = MilvusClient(uri, **kwargs)
+            self.client = _Timed(MilvusClient(uri, **kwargs), settings.timeout_s)
             self.version = str(self.client.get_server_version())
         self.bm25 = supports_bm25(self.version)
         # milvus-lite searches its unflushed rows row by row (10x slower at 5k rows): flush every
@@ -164,14 +164,52 @@ class _Engine:
             text = str(exc)
             hint = "check that the server is running and reachable, then rerun"
             low = text.lower()
-            if "auth" in low or "credential" in low or "token" in low or "illegal connection params" in low:
-                hint = ("check the server is up and the token in index.milvus.token_env is right "
-                        "(user:password or an API key), then rerun")
+            status = _grpc_status(exc)
+            if status == "UNAUTHENTICATED" or "auth" in low or "credential" in low:
+                hint = ("the server refused the credentials: put the right token (user:password or an API key) "
+                        "in the variable named by index.milvus.token_env, then rerun")
+            elif status == "UNAVAILABLE" or "illegal connection params" in low:
+                hint = ("nothing answered there, or it refused the token: check that the server is running and "
+                        "reachable and the token in index.milvus.token_env, then rerun")
+            elif status == "DEADLINE_EXCEEDED":
+                hint = f"no answer within index.milvus.timeout_s ({self.settings.timeout_s} s): check the server's load"
             elif "database" in low and "not" in low:
                 hint = "create the database named in index.milvus.db_name first (or leave db_name empty)"
             raise IndexBackendError(f"Milvus at {self.uri}: {what} failed ({type(exc).__name__}: {text[:300]}); "
                                     f"{hint}. Nothing that was already published is lost; rerunning an "
                                     "interrupted ingest completes it.") from None
+
+
+class _Timed:
+    """The client with ``timeout=`` on every call: without one pymilvus retries for minutes."""
+
+    def __init__(self, client, timeout: float) -> None:
+        self._client, self._timeout = client, timeout
+
+    def __getattr__(self, name: str):
+        attr = getattr(self._client, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args, **kwargs):
+            kwargs.setdefault("timeout", self._timeout)
+            return attr(*args, **kwargs)
+
+        return call
+
+
+def _grpc_status(exc: BaseException) -> str:
+    """The gRPC status name behind a pymilvus error (UNAUTHENTICATED, UNAVAILABLE, ...), or ""."""
+    seen = 0
+    while exc is not None and seen < 5:
+        code = getattr(exc, "code", None)
+        if callable(code):
+            try:
+                return str(getattr(code(), "name", ""))
+            except Exception:  # noqa: BLE001 - not a grpc error after all
+                pass
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return ""
 
 
 class MilvusIndex:

@@ -206,6 +206,12 @@ def create_app(config: RagConfig, service: Service | None = None, tools=None):
             req = _parse(DocumentsRequest, {"documents": _jsonl_objects(body), "mode": mode})
         elif ctype in ("application/json", ""):
             req = _parse(DocumentsRequest, body)
+            mode = request.query_params.get("mode")
+            if mode is not None:  # ?mode= applies to a JSON body too; a body that says otherwise is refused
+                if "mode" in req.model_fields_set and req.mode != mode:
+                    raise ServiceError("invalid_request", f"the body says mode {req.mode!r} and the URL says "
+                                                          f"mode={mode!r}; give one")
+                req = _parse(DocumentsRequest, {"documents": [d.model_dump() for d in req.documents], "mode": mode})
         else:
             raise ServiceError("unsupported_media_type", f"content type {ctype!r}: send application/json "
                                                           "({\"documents\": [...]}) or application/x-ndjson")

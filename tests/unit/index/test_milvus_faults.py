@@ -44,7 +44,7 @@ def test_a_missing_token_variable_is_named(tmp_path, monkeypatch):
 def test_a_wrong_token_is_refused_with_the_uri(tmp_path, milvus235, monkeypatch):
     monkeypatch.setenv("RAG_TEST_BAD_TOKEN", "root:not-the-password")
     p = milvus_pipeline(tmp_path, uri=milvus235.uri, token_env="RAG_TEST_BAD_TOKEN")
-    with pytest.raises(IndexBackendError, match="token") as err:
+    with pytest.raises(IndexBackendError, match="refused the (credentials|token)") as err:
         _ = p.index
     assert milvus235.uri in str(err.value)
 

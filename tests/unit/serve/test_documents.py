@@ -101,3 +101,13 @@ def test_queries_see_whole_versions_while_documents_change(writable):
             t.join()
     assert errors == []
     assert {(f"pair{i}-{s}") for i in range(6) for s in "ab"} <= {k[0] for k in _on_disk(srv.cfg)}
+
+
+def test_mode_in_the_url_applies_to_a_json_body(writable):
+    srv, c = writable
+    doc = {"id": "parking", "text": "사내 주차장은 오전 7시에 엽니다."}
+    assert c.post("/v1/documents", json={"documents": [doc]}).status_code == 200
+    r = c.post("/v1/documents?mode=replace", json={"documents": [{**doc, "version": "2"}]})
+    assert r.status_code == 200 and r.json()["removed"] == ["parking:1"], r.text
+    clash = c.post("/v1/documents?mode=add", json={"documents": [doc], "mode": "replace"})
+    assert clash.status_code == 422 and "give one" in clash.json()["error"]["message"]
