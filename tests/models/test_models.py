@@ -133,3 +133,16 @@ def test_tools_example_runs():
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("selected: list_redis_clusters") or "list_redis_clusters" in out.stdout.splitlines()[0]
     assert "flavor_ref!: string // 서버 사양 ID" in out.stdout and "minified_json" in out.stdout
+
+
+def test_milvus_example_runs(tmp_path):
+    import subprocess
+    import sys
+
+    pytest.importorskip("milvus_lite", reason="milvus-lite is not installed (pip install 'rag[milvus]')")
+    out = subprocess.run([sys.executable, str(ROOT / "examples" / "milvus_backend.py"), str(tmp_path)],
+                         capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "at Milvus" in out.stdout and "answered:" in out.stdout and "cites hr-leave-policy:2025.1:" in out.stdout
+    assert "after the update the top hit is bike-policy:2026.1:0 (index gen-" in out.stdout
+    assert "migrated to" in out.stdout and "documents copied" in out.stdout
