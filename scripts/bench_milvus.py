@@ -58,6 +58,7 @@ NO_BM25 = "n/a (no BM25 before Milvus 2.5)"
 TOKEN_ENV = "RAG_BENCH_MILVUS_TOKEN"
 MACHINE = "2-core VM, 24 GiB, no GPU"
 _SENT = re.compile(r"(?<=[.!?。])\s+")
+MIN_CHARS, MAX_CHARS, MAX_TOKENS = 20, 600, 180
 
 
 # ----------------------------------------------------------------------------------------- data
@@ -73,7 +74,7 @@ def _jsonl(rel: str):
 def _sentences(text: str):
     for s in _SENT.split(text):
         s = " ".join(s.split())
-        if 20 <= len(s) <= 600:
+        if MIN_CHARS <= len(s) <= MAX_CHARS:
             yield s
 
 
@@ -102,11 +103,14 @@ def _english() -> list[tuple[str, str]]:
 def make_corpus(n: int, seed: int = 13) -> tuple[list[Document], list[str], dict]:
     """n one-sentence documents, Korean and English alternating (English fills in when Korean runs
     out), deduplicated and shuffled with a fixed seed; plus 100 held-out sentences for updates."""
+    from rag.text.tokens import TiktokenCounter
+
+    count = TiktokenCounter().count  # chunking.encoding's default, as the chunker counts
     pools = []
     for lang, pool in (("ko", _korean()), ("en", _english())):
         seen, uniq = set(), []
         for src, s in pool:
-            if s not in seen:
+            if s not in seen and count(s) <= MAX_TOKENS:
                 seen.add(s)
                 uniq.append((lang, src, s))
         random.Random(seed).shuffle(uniq)
@@ -189,6 +193,17 @@ def uptime() -> str:
         return subprocess.run(["uptime"], capture_output=True, text=True, timeout=5).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return ""
+
+
+def git_state() -> str:
+    def git(*a: str) -> str:
+        try:
+            return subprocess.run(["git", *a], capture_output=True, text=True, cwd=ROOT, timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+    dirty = git("status", "--porcelain", "--", "rag")
+    return git("rev-parse", "--short", "HEAD") + (f" + uncommitted changes in rag/ ({len(dirty.splitlines())} files)"
+                                                   if dirty else "")
 
 
 class BuildStopped(Exception):
@@ -446,6 +461,83 @@ def table(cells: list[dict]) -> str:
     return "\n".join("  ".join(str(v).rjust(w) for v, w in zip(r, widths)) for r in rows)
 
 
+def run_target(target: str, args, work: Path, docs_all: list[Document], spare: list[str],
+               queries: list[str]) -> dict:
+    """Every size of one target (in its own process: its RSS is this target's alone)."""
+    from tests.milvus_servers import start_lite_server, start_milvus235  # test helpers: 127.0.0.1 only
+
+    res: dict = {"target": target, "cells": [], "concurrency": []}
+    served = None
+    uri, token = None, None
+    try:
+        if target == "lite-server":
+            served = start_lite_server(work / "lite-server")
+        elif target == "milvus-2.3.5":
+            served = start_milvus235(work / "milvus235")
+        if served is not None:
+            uri, token = served.uri, served.token or None
+            if token:
+                os.environ[TOKEN_ENV] = token
+            res["server"] = {"kind": served.kind, "uri": served.uri, "startup_s": round(served.startup_s, 1),
+                             "idle_rss_mb": mb(served.rss_bytes())}
+            log(f"{target}: started at {served.uri} in {served.startup_s:.1f} s, RSS {mb(served.rss_bytes())} MB")
+        for n in sorted(args.sizes):
+            if target == "lite-file":
+                uri = str(work / f"lite-file-{n}.db")
+            cell: dict = {"target": target, "size": n, "loadavg_start": loadavg()}
+            res["cells"].append(cell)
+            p = Pipeline(make_config(target, n, work, uri, token))
+            try:
+                log(f"{target} {n}: building")
+                cell["build"] = build(p, docs_all[:n], args.build_limit_s)
+                b = cell["build"]
+                log(f"{target} {n}: build {b.get('build_s')} s complete={b['complete']} chunks={b['chunks']}")
+                cell["memory"] = {"process_rss_mb_after_build": mb(rss())}
+                if served is not None:
+                    cell["memory"]["server_rss_mb_after_build"] = mb(served.rss_bytes())
+                cell["query"] = query_latency(p, queries, args.warmup, args.k)
+                if target != "local":  # the same searches at consistency Bounded (no wait for the newest writes)
+                    pb = Pipeline(p.config.with_overrides({"index.milvus.consistency": "Bounded"}), embedder=p.embedder)
+                    qb = query_latency(pb, queries, args.warmup, args.k)
+                    cell["query_bounded"] = {m: qb[m] for m in ("bm25", "dense", "hybrid")}
+                    del pb
+                log(f"{target} {n}: queries {json.dumps(cell['query'])} bounded {json.dumps(cell.get('query_bounded'))}")
+                cell["update"] = update_latency(p, spare, args.updates, f"{target}-{n}", persisted=False)
+                if target == "local" and args.saved_updates:
+                    cell["update_saved"] = update_latency(p, spare, args.saved_updates, f"saved-{n}", persisted=True)
+                log(f"{target} {n}: updates {cell['update']} {cell.get('update_saved', '')}")
+                if n == args.concurrency_size and args.concurrency_s > 0:
+                    log(f"{target} {n}: concurrency {args.clients} readers x {args.concurrency_s} s")
+                    c = concurrency(p, queries, spare, args.concurrency_s, args.clients, args.write_every)
+                    c = {"target": target, "size": n, **c}
+                    res["concurrency"].append(c)
+                    log(f"{target} {n}: concurrency {json.dumps(c)}")
+                cell["memory"]["process_rss_mb"] = mb(rss())
+                if served is not None:
+                    cell["memory"]["server_rss_mb"] = mb(served.rss_bytes())
+            except Exception as exc:  # noqa: BLE001 - a failed cell is reported, the run goes on
+                cell["error"] = f"{type(exc).__name__}: {str(exc)[:500]}"
+                log(f"{target} {n}: FAILED {cell['error']}\n{traceback.format_exc()}")
+            finally:
+                cell["loadavg_end"] = loadavg()
+                if target != "local":
+                    try:
+                        p.milvus_index().drop()  # free the server's memory for the next size
+                    except Exception as exc:  # noqa: BLE001
+                        cell["drop_error"] = str(exc)[:300]
+                if target == "lite-file":
+                    from milvus_lite.server_manager import server_manager_instance
+                    server_manager_instance.release_server(uri)
+                del p
+                gc.collect()
+    finally:
+        if served is not None:
+            served.stop()
+        os.environ.pop(TOKEN_ENV, None)
+    res["peak_process_rss_mb"] = mb(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    return res
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000])
@@ -463,46 +555,52 @@ def main() -> None:
     ap.add_argument("--build-limit-s", type=float, default=900.0)
     ap.add_argument("--work", default=str(ROOT / ".rag" / "bench_milvus"))
     ap.add_argument("--out", default=str(ROOT / "results" / "bench_milvus.json"))
+    ap.add_argument("--child", choices=TARGETS, help=argparse.SUPPRESS)  # internal: run one target, JSON to --out
     args = ap.parse_args()
 
-    from tests.milvus_servers import start_lite_server, start_milvus235  # test helpers: 127.0.0.1 only
-
-    t_run = time.perf_counter()
     work = Path(args.work).resolve()
+    t_run = time.perf_counter()
+    docs_all, spare, corpus_info = make_corpus(max(args.sizes))
+    queries = make_queries(args.warmup + args.queries)
+    if args.child:
+        write_json(Path(args.out), run_target(args.child, args, work, docs_all, spare, queries))
+        return
+
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
     log(f"uptime: {uptime()}")
-    docs_all, spare, corpus_info = make_corpus(max(args.sizes))
-    queries = make_queries(args.warmup + args.queries)
     sizes = sorted(args.sizes)
     report: dict = {
         "date": date.today().isoformat(),
         "command": "PYTHONPATH=. python scripts/bench_milvus.py " + " ".join(sys.argv[1:]),
         "machine": MACHINE,
-        "platform": f"{platform.system()} {platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} cpus",
+        "platform": f"{platform.system()} {platform.machine()}, Python {platform.python_version()}, "
+                    f"{os.cpu_count()} cpus",
+        "git": git_state(),
         "uptime_before": uptime(), "loadavg_before": loadavg(),
         "embedder": "hashing (dim 384): instant and deterministic; this measures the index engines, not an embedder",
-        "corpus": {"unit": "one sentence per document = one chunk (chunking.max_tokens 200)",
+        "corpus": {"unit": "one sentence per document = one chunk (chunking.max_tokens 200; sentences of "
+                           f"{MIN_CHARS}-{MAX_CHARS} characters and at most {MAX_TOKENS} tokens)",
                    "sources": "../shared/data: msmarco ko/en, nomiracl ko, korquad1, kolaw-dev, scifact, squad2, wice",
                    **corpus_info},
-        "queries": "MS MARCO dev queries (ko and en alternating); first --warmup are warm-up",
-        "settings": {k: v for k, v in vars(args).items() if k not in ("out", "work")},
+        "queries": f"{args.queries} MS MARCO dev queries (ko and en alternating) after {args.warmup} warm-up ones",
+        "settings": {k: v for k, v in vars(args).items() if k not in ("out", "work", "child")},
         "milvus_settings": "index.milvus defaults (dense_index FLAT, consistency Strong, batch_documents 256, "
-                           "purge_delay_s 60)",
-        "prep": {}, "cells": [], "concurrency": [],
+                           "purge_delay_s 60); query_bounded: the same searches at consistency Bounded",
+        "process": "each target runs in its own child process (process RSS = that target's client side; "
+                   "lite-file's engine runs inside it); servers are separate processes",
+        "prep": {}, "cells": [], "concurrency": [], "targets": {},
     }
     out_path = Path(args.out)
 
     def save() -> None:
         report["total_runtime_s"] = round(time.perf_counter() - t_run, 1)
-        report["peak_process_rss_mb"] = mb(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
         write_json(out_path, report)
 
     for n in sizes:
         docs = docs_all[:n]
-        cfg = make_config("local", n, work, None, None)
-        p = Pipeline(cfg)
+        p = Pipeline(make_config("local", n, work, None, None))
         t = time.perf_counter()
         items, _ = chunk_and_embed(docs, p.chunker(), p.embedder, 384)
         prep = {"chunk_embed_s": round(time.perf_counter() - t, 2), "documents": n,
@@ -511,73 +609,31 @@ def main() -> None:
         del items
         report["prep"][str(n)] = prep
         log(f"corpus {n}: {prep}")
+    save()
 
-    servers = []
-    try:
-        for target in args.targets:
-            served = None
-            uri, token = None, None
-            if target == "lite-server":
-                served = start_lite_server(work / "lite-server")
-            elif target == "milvus-2.3.5":
-                served = start_milvus235(work / "milvus235")
-            if served is not None:
-                servers.append(served)
-                uri, token = served.uri, served.token or None
-                if token:
-                    os.environ[TOKEN_ENV] = token
-                log(f"{target}: started at {served.uri} in {served.startup_s:.1f} s, RSS {mb(served.rss_bytes())} MB")
-            for n in sizes:
-                if target == "lite-file":
-                    uri = str(work / f"lite-file-{n}.db")
-                cell: dict = {"target": target, "size": n, "loadavg_start": loadavg()}
-                report["cells"].append(cell)
-                p = Pipeline(make_config(target, n, work, uri, token))
-                try:
-                    log(f"{target} {n}: building")
-                    cell["build"] = build(p, docs_all[:n], args.build_limit_s)
-                    b = cell["build"]
-                    log(f"{target} {n}: build {b.get('build_s')} s complete={b['complete']} chunks={b['chunks']}")
-                    cell["memory"] = {"process_rss_mb_after_build": mb(rss())}
-                    if served is not None:
-                        cell["memory"]["server_rss_mb_after_build"] = mb(served.rss_bytes())
-                    cell["query"] = query_latency(p, queries, args.warmup, args.k)
-                    log(f"{target} {n}: queries {json.dumps(cell['query'])}")
-                    cell["update"] = update_latency(p, spare, args.updates, f"{target}-{n}", persisted=False)
-                    if target == "local" and args.saved_updates:
-                        cell["update_saved"] = update_latency(p, spare, args.saved_updates, f"saved-{n}", persisted=True)
-                    log(f"{target} {n}: updates {cell['update']} {cell.get('update_saved', '')}")
-                    if n == args.concurrency_size and args.concurrency_s > 0:
-                        log(f"{target} {n}: concurrency {args.clients} readers x {args.concurrency_s} s")
-                        c = concurrency(p, queries, spare, args.concurrency_s, args.clients, args.write_every)
-                        c = {"target": target, "size": n, **c}
-                        report["concurrency"].append(c)
-                        log(f"{target} {n}: concurrency {json.dumps(c)}")
-                    cell["memory"]["process_rss_mb"] = mb(rss())
-                    if served is not None:
-                        cell["memory"]["server_rss_mb"] = mb(served.rss_bytes())
-                except Exception as exc:  # noqa: BLE001 - a failed cell is reported, the run goes on
-                    cell["error"] = f"{type(exc).__name__}: {str(exc)[:500]}"
-                    log(f"{target} {n}: FAILED {cell['error']}\n{traceback.format_exc()}")
-                finally:
-                    cell["loadavg_end"] = loadavg()
-                    if target != "local":
-                        try:
-                            p.milvus_index().drop()  # free the server's memory for the next size
-                        except Exception as exc:  # noqa: BLE001
-                            cell["drop_error"] = str(exc)[:300]
-                    if target == "lite-file":
-                        from milvus_lite.server_manager import server_manager_instance
-                        server_manager_instance.release_server(uri)
-                    del p
-                    gc.collect()
-                    save()
-            if served is not None:
-                served.stop()
-    finally:
-        for s in servers:
-            s.stop()
-        os.environ.pop(TOKEN_ENV, None)
+    limit = len(sizes) * (args.build_limit_s + 1200) + 600  # a child that hangs is killed, not waited for
+    for target in args.targets:
+        part = work / f"{target}.json"
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--child", target, "--out", str(part), "--work", str(work)]
+        for name in ("sizes", "queries", "warmup", "k", "updates", "saved_updates", "concurrency_s",
+                     "concurrency_size", "clients", "write_every", "build_limit_s"):
+            v = getattr(args, name)
+            cmd += [f"--{name.replace('_', '-')}", *map(str, v if isinstance(v, list) else [v])]
+        log(f"{target}: child process")
+        t = time.perf_counter()
+        try:
+            rc = subprocess.run(cmd, timeout=limit, cwd=ROOT).returncode  # noqa: S603
+        except subprocess.TimeoutExpired:
+            rc = "timeout"
+        info = {"child_rc": rc, "wall_s": round(time.perf_counter() - t, 1)}
+        if part.is_file():
+            res = json.loads(part.read_text(encoding="utf-8"))
+            report["cells"] += res.pop("cells")
+            report["concurrency"] += res.pop("concurrency")
+            info |= res
+        report["targets"][target] = info
+        save()
+
     report["uptime_after"] = uptime()
     report["loadavg_after"] = loadavg()
     save()
@@ -588,6 +644,8 @@ def main() -> None:
         print(f"concurrency {c['target']} {c['size']:,}: {c['searches_per_s']} searches/s ({c['mode']}), "
               f"errors {c['errors']}, whole-version violations {c['violations']}, "
               f"writes {c['writes']['ops']} (errors {c['writes']['errors']})")
+    for t, info in report["targets"].items():
+        print(f"{t}: peak process RSS {info.get('peak_process_rss_mb')} MB, child {info['child_rc']}, {info['wall_s']} s")
     print(f"\ntotal {report['total_runtime_s'] / 60:.1f} min; wrote {out_path}")
 
 

@@ -44,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
                                        "resumable")
     s.add_argument("--from", dest="source", required=True, metavar="CONFIG", help="config of the index to copy")
     s.add_argument("--to", dest="target", required=True, metavar="CONFIG", help="config of the index to fill")
-    s.add_argument("--batch-documents", type=int, default=256, help="documents per published batch")
+    s.add_argument("--batch-documents", type=int, default=None,
+                   help="documents per published batch (default: the target's index.milvus.batch_documents)")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a value of the --to config")
     s.set_defaults(func=cmd_migrate)
 
@@ -53,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--config", default=DEFAULT_CONFIG)
     s.add_argument("--top", type=int, default=10)
     s.add_argument("--json", action="store_true")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     s.set_defaults(func=cmd_search)
 
     s = sub.add_parser("context", help="retrieve and build the budgeted prompt; print its manifest")

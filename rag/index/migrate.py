@@ -31,12 +31,13 @@ def _same_contents(source, target_params: dict, source_label: str, target_label:
                 "same chunking, bm25.analyzer and embedding sections in both configs (only `index:` may differ).")
 
 
-def migrate(source_pipeline, target_pipeline, *, batch_documents: int = 256,
+def migrate(source_pipeline, target_pipeline, *, batch_documents: int | None = None,
             progress: Callable[[int], None] | None = None) -> MigrateReport:
     """Copy every document of the source pipeline's index into the target pipeline's index, in
     batches that each end in a published version (a saved folder / a Milvus generation), so an
-    interrupted migration resumes where it stopped when run again. Documents already in the target
-    with the same text are skipped; one there with other text is an error (nothing is overwritten)."""
+    interrupted migration resumes where it stopped when run again (``batch_documents``: default the
+    target's ``index.milvus.batch_documents``). Documents already in the target with the same text
+    are skipped; one there with other text is an error (nothing is overwritten)."""
     from rag.index.store import HybridIndex
 
     t0 = time.perf_counter()
@@ -57,6 +58,7 @@ def migrate(source_pipeline, target_pipeline, *, batch_documents: int = 256,
                   "analyzer": target.analyzer.name, "chunking": target.chunking_name}
     _same_contents(source, {**params, "embedding_model": tp.embedder.model_id}, source_pipeline.index_location,
                    tp.index_location)
+    batch_documents = batch_documents or tp.config.index.milvus.batch_documents
     keys = sorted(source.documents)
     have = dict(target.documents)
     already = sum(1 for k in keys if k in have and have[k].text_sha256 == source.documents[k].text_sha256)

@@ -32,6 +32,7 @@ import json
 import logging
 import os
 import re
+import socket
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -66,13 +67,14 @@ Progress = Callable[[int], None]
 
 NEVER = 2**62  # gen_removed of a live document record
 MAX_VARCHAR = 65535
-_PENDING_MAX = 400
+_PENDING_MAX = 400  # incarnations listed as pending removal before the oldest are purged at once
+LEASE_S = 120.0  # a writer's lease on the index; a dead writer's lease lapses after this
 PAGE = 16384  # the most rows one Milvus query returns
 BUCKETS = 256  # rows carry bucket = hash(pk) % BUCKETS so whole collections read back page by page
 
 
 def bucket(pk: str) -> int:
-    return int.from_bytes(hashlib.blake2b(pk.encode("utf-8"), digest_size=4).digest(), "big") % BUCKETS  # incarnations listed as pending removal before the oldest are purged at once
+    return int.from_bytes(hashlib.blake2b(pk.encode("utf-8"), digest_size=4).digest(), "big") % BUCKETS
 
 
 def hashed_terms(tokens: Sequence[str]) -> str:
@@ -392,7 +394,8 @@ class MilvusIndex:
                                     "(not a rag index, or its creation was interrupted); rebuild with "
                                     "`rag index --config ... --force`")
         params = json.loads(row["body"])
-        check_params(params, self.embedder.model_id, self.analyzer.name, self.chunking_name, self.where_label)
+        check_params(params, self.embedder.model_id, self.analyzer.name, self.chunking_name, self.where_label,
+                     elsewhere="index.milvus.collection")
         b = self.config.bm25
         if (params.get("bm25_k1"), params.get("bm25_b")) != (b.k1, b.b):
             raise IndexMismatchError(
@@ -514,7 +517,8 @@ class MilvusIndex:
         if not self.has_bm25:
             raise UnsupportedByBackendError(
                 f"{self.where_label}: this server ({self.engine.version}) has no BM25 (Milvus >= 2.5 or milvus-lite "
-                "3.x has); use dense retrieval only (retriever.dense / Pipeline.retriever.dense) or another server")
+                "3.x has); set retrieval.fusion.bm25_weight: 0 to search with the dense retriever only, or use "
+                "another server")
         view = self._view
         tokens = self.analyzer(query)
         if not tokens or not view.n_chunks:
@@ -678,16 +682,68 @@ class MilvusIndex:
         return chunk_and_embed(docs, self.chunker, self.embedder, self.dim, progress)[0]
 
     def _apply(self, items: Sequence[IndexedDocument], drop: Sequence[tuple[str, str]]) -> int:
-        """One generation: clean up after a dead writer, purge old removals, write the new rows,
-        mark the dropped documents, publish. Returns the number of chunks written."""
-        e = self.engine
+        """One generation under the writer lease (see :meth:`_lease`)."""
         if self._dim is None or self._bm25 is None:
             self.open() if self.exists() else self.create()
+        with self._lease():
+            return self._write_generation(items, drop)
+
+    @contextlib.contextmanager
+    def _lease(self) -> Iterator[None]:
+        """One writer at a time, across processes and machines: a lease row in the meta collection
+        (holder, expiry). Milvus has no compare-and-set, so the claim is written, then read back
+        after a pause; a lease whose holder is a dead process on this machine, or that expired
+        (``LEASE_S``), is taken over. Waits up to ``timeout_s`` for a live holder."""
+        me = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}:{id(self)}"
+        deadline = time.monotonic() + max(self.settings.timeout_s, 5.0)
+        while True:
+            row = self._meta_get("lease")
+            holder = json.loads(row["body"]) if row else {}
+            free = (not holder or holder.get("owner") == me or holder.get("expires", 0) < time.time()
+                    or _dead_here(str(holder.get("owner", ""))))
+            if free:
+                self._meta_put("lease", {"owner": me, "expires": time.time() + LEASE_S})
+                time.sleep(0.05)
+                row = self._meta_get("lease")
+                if row and json.loads(row["body"]).get("owner") == me:
+                    break
+            if time.monotonic() > deadline:
+                raise IndexBackendError(
+                    f"{self.where_label}: another writer ({holder.get('owner', '?')}) holds the index; one writer "
+                    f"at a time — retry when it is done (its lease lapses after {LEASE_S:.0f} s if it died)")
+            time.sleep(0.2)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(IndexBackendError):
+                self._meta_put("lease", {"owner": "", "expires": 0})
+
+    def _meta_put(self, pk: str, body: dict) -> None:
+        with self.engine.calls(f"write {pk}"):
+            self.engine.client.upsert(self.meta, [_meta_row(pk, pk, body, 0)])
+
+    def _write_generation(self, items: Sequence[IndexedDocument], drop: Sequence[tuple[str, str]]) -> int:
+        """Clean up after a dead writer, purge old removals, write the new rows, mark the dropped
+        documents, publish. Returns the number of chunks written."""
+        e = self.engine
         gen, n_chunks, pending = self._read_state()
         self._clean_unpublished(gen)
         now = time.time()
         pending = self._purge(pending, now, force=False)
         view = self.refresh()
+        fresh = []
+        for it in items:  # another writer may have got there between our check and the lease
+            held = view.documents.get((it.record.id, it.record.version))
+            if held is None:
+                fresh.append(it)
+            elif held.text_sha256 != it.record.text_sha256:
+                raise DuplicateDocumentError(f"{self.where_label}: {it.record.id!r} version {it.record.version!r} "
+                                             "was indexed with different text by another writer meanwhile; nothing "
+                                             "of this update was published")
+        items = fresh
+        drop = [k for k in drop if k in view.documents]
+        if not items and not drop:
+            return 0
         g = gen + 1
         rows, records = [], []
         for it in items:
@@ -794,7 +850,7 @@ class MilvusIndex:
 
     def purge(self) -> None:
         """Delete the rows of every removal now (no pinned reader will need them)."""
-        with self._write_lock:
+        with self._write_lock, self._lease():
             gen, n_chunks, pending = self._read_state()
             if pending:
                 self._purge(pending, time.time(), force=True)
@@ -822,6 +878,21 @@ def _quiet_embedded_server() -> None:
     log = logging.getLogger("grpc._server")
     if not any(isinstance(f, _DropUnimplemented) for f in log.filters):
         log.addFilter(_DropUnimplemented())
+
+
+def _dead_here(owner: str) -> bool:
+    """Whether a lease holder ("host:pid:...") is a process of this machine that no longer runs."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 def _meta_row(pk: str, kind: str, body: dict, gen: int) -> dict:

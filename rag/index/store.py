@@ -558,9 +558,10 @@ def check_document(d: Document) -> None:
         raise InputError(f"document {d.id!r}: version {d.version!r} must not contain ':' (used in evidence ids)")
 
 
-def check_params(params: dict, model_id: str, analyzer: str, chunking: str, root: object) -> None:
+def check_params(params: dict, model_id: str, analyzer: str, chunking: str, root: object,
+                 elsewhere: str = "index.path") -> None:
     """Refuse an index whose stored parameters differ from what the config asks for (``root``:
-    where it is, for the messages)."""
+    where it is, and ``elsewhere``: the key that names another one, for the messages)."""
     if params.get("format_version") != FORMAT_VERSION:
         raise IndexMismatchError(
             f"{root}: index format {params.get('format_version')} (rag {params.get('package_version')}); this rag "
@@ -571,7 +572,7 @@ def check_params(params: dict, model_id: str, analyzer: str, chunking: str, root
         raise IndexMismatchError(
             f"{root}: index was built with embedding model {params.get('embedding_model')!r} "
             f"(dim {params.get('embedding_dim')}), but the config asks for {want!r}. Its vectors are not comparable: "
-            "point index.path elsewhere, or rebuild with `rag index --config ... --force`."
+            f"point {elsewhere} elsewhere, or rebuild with `rag index --config ... --force`."
         )
     if params.get("analyzer") != analyzer:
         raise IndexMismatchError(

@@ -31,6 +31,13 @@ class HybridRetriever:
         self.embedder = embedder
         self.config = config
 
+    def _bm25(self, index: Index, query: str, k: int, where: SearchFilter | None = None) -> list[ScoredChunk]:
+        """BM25 hits, or none on an engine without BM25 when the fusion gives BM25 no weight
+        (``retrieval.fusion.bm25_weight: 0``: dense-only search, e.g. on Milvus < 2.5)."""
+        if not index.has_bm25 and self.config.fusion.bm25_weight == 0:
+            return []
+        return index.search_bm25(query, k, where)
+
     def bm25(self, query: str, k: int | None = None) -> list[ScoredChunk]:
         return self.index.search_bm25(check_query(query), k or self.config.bm25_top_k)
 
@@ -43,7 +50,7 @@ class HybridRetriever:
         q = check_query(query)
         index = self.index.snapshot()  # both retrievers see one version, whatever updates run meanwhile
         t0 = time.perf_counter()
-        bm = index.search_bm25(q, self.config.bm25_top_k, where)
+        bm = self._bm25(index, q, self.config.bm25_top_k, where)
         t1 = time.perf_counter()
         vec = self.embedder.embed_queries([q])[0]
         t2 = time.perf_counter()
@@ -59,7 +66,7 @@ class HybridRetriever:
         """Fused candidates for many queries, embedding them in one batch (evaluation, training, scripts)."""
         qs = [check_query(q) for q in queries]
         vecs = self.embedder.embed_queries(qs) if qs else []
-        return [self.fuse(q, self.index.search_bm25(q, self.config.bm25_top_k),
+        return [self.fuse(q, self._bm25(self.index, q, self.config.bm25_top_k),
                           self.index.search_dense(v, self.config.dense_top_k), candidates)
                 for q, v in zip(qs, vecs)]
 

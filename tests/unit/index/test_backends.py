@@ -50,8 +50,13 @@ def test_same_candidates_as_the_local_backend(target, tmp_path, reference):
         assert [s.score for s in got] == pytest.approx([s.score for s in want], abs=1e-5)
         assert [s.rank for s in got] == list(range(1, len(got) + 1))
     if not target.bm25:
-        with pytest.raises(IndexBackendError, match="no BM25"):
-            idx.search_bm25(QUESTIONS[0], 10)
+        with pytest.raises(IndexBackendError, match="no BM25.*bm25_weight: 0"):
+            p.search(QUESTIONS[0])
+        dense_only = Pipeline(p.config.with_overrides({"retrieval.fusion.bm25_weight": 0}))
+        v = p.embedder.embed_queries([QUESTIONS[0]])[0]
+        got = dense_only.search(QUESTIONS[0]).candidates
+        assert [c.chunk.evidence_id for c in got] == ids(reference.index.search_dense(v, len(got)))
+        assert all([h.retriever for h in c.hits] == ["dense"] for c in got)
         needs_bm25(target)
     for q in QUESTIONS:
         got, want = idx.search_bm25(q, 20), reference.index.search_bm25(q, 20)
