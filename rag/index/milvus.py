@@ -117,6 +117,7 @@ class _View:
     pending: tuple[_Pending, ...]
     documents: dict  # (id, version) -> DocumentRecord
     incarnations: dict  # (id, version) -> incarnation ("<gen>:<id>:<version>")
+    read_at: float = 0.0  # time.monotonic() when the records were read
 
 
 _EMPTY = _View(0, 0, (), {}, {})
@@ -430,27 +431,39 @@ class MilvusIndex:
         return int(body["generation"]), int(body["n_chunks"]), pending
 
     def refresh(self) -> _View:
-        """Read the published generation; reload the document records when it moved."""
+        """Read the published generation; when it moved, read the document records that changed
+        since (all of them after ``purge_delay_s`` without a refresh: purged records are gone)."""
         gen, n_chunks, pending = self._read_state()
         with self._lock:
             view = self._view
         if gen != view.generation or view is _EMPTY:
-            documents, incs = self._read_documents(gen)
-            view = _View(gen, n_chunks, pending, documents, incs)
+            now = time.monotonic()
+            if view is _EMPTY or gen < view.generation or now - view.read_at > self.settings.purge_delay_s / 2:
+                documents, incs = self._read_documents(f"gen_added <= {gen} and gen_removed > {gen}")
+            else:
+                documents, incs = dict(view.documents), dict(view.incarnations)
+                old = view.generation
+                changed = f"(gen_added > {old} and gen_added <= {gen}) or (gen_removed > {old} and gen_removed <= {gen})"
+                gone, new = [], []
+                for row in self._iterate(self.meta, f'kind == "doc" and ({changed})', ["body", "gen_removed"]):
+                    (gone if int(row["gen_removed"]) <= gen else new).append(_record(row["body"]))
+                for rec, inc in gone:
+                    if incs.get((rec.id, rec.version)) == inc:
+                        del documents[(rec.id, rec.version)], incs[(rec.id, rec.version)]
+                for rec, inc in new:
+                    documents[(rec.id, rec.version)], incs[(rec.id, rec.version)] = rec, inc
+                documents = dict(sorted(documents.items()))
+            view = _View(gen, n_chunks, pending, documents, incs, now)
             with self._lock:
                 if view.generation >= self._view.generation:
                     self._view = view
         return view
 
-    def _read_documents(self, gen: int) -> tuple[dict, dict]:
-        e = self.engine
+    def _read_documents(self, where: str) -> tuple[dict, dict]:
         documents: dict[tuple[str, str], DocumentRecord] = {}
         incs: dict[tuple[str, str], str] = {}
-        expr = f'kind == "doc" and gen_added <= {gen} and gen_removed > {gen}'
-        for row in self._iterate(self.meta, expr, ["pk", "body"]):
-            body = json.loads(row["body"])
-            inc = body.pop("incarnation")
-            rec = DocumentRecord(**body)
+        for row in self._iterate(self.meta, f'kind == "doc" and {where}', ["body"]):
+            rec, inc = _record(row["body"])
             documents[(rec.id, rec.version)] = rec
             incs[(rec.id, rec.version)] = inc
         return dict(sorted(documents.items())), incs
@@ -909,6 +922,13 @@ def _doc_row(incarnation: str, body: str, gen_added: int, gen_removed: int) -> d
 def _state_body(view: _View) -> dict:
     return {"generation": view.generation, "n_chunks": view.n_chunks,
             "pending": [[p.incarnation, p.removed_gen, p.removed_at] for p in view.pending]}
+
+
+def _record(body: str) -> tuple[DocumentRecord, str]:
+    """A document row's body: the record and its incarnation."""
+    data = json.loads(body)
+    inc = data.pop("incarnation")
+    return DocumentRecord(**data), inc
 
 
 def _chunk_from_row(row: dict) -> Chunk:
