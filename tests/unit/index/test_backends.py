@@ -261,3 +261,23 @@ def test_searches_see_whole_versions_while_documents_change(target, tmp_path):
     assert broken == []
     assert sorted(k for k in p.index.documents if k[0].startswith(("pair-", "single-"))) == \
         sorted((f"pair-{i}-{s}", "v2") for i in range(5) for s in "ab")
+
+
+def test_a_second_reader_follows_the_writer(target, tmp_path):
+    """Another process's index (here another Pipeline) sees each published update on its next
+    snapshot, with the same documents as the writer: added, replaced and deleted ones."""
+    if not target.milvus:
+        pytest.skip("local: another process loads the saved folder (rag serve polls CURRENT, tests/unit/serve)")
+    writer = pipeline_for(target, tmp_path)
+    writer.build_index()
+    reader = pipeline_for(target, tmp_path)
+    assert sorted(reader.index.documents) == sorted(writer.index.documents)
+    writer.add_documents([Document("follow-me", "첫 번째 판", "1")])
+    writer.replace_documents([Document("follow-me", "두 번째 판", "2"), Document("expense-policy", "바뀐 경비 규정",
+                                                                            "2099.1")])
+    writer.delete_document("overtime-policy")
+    view = reader.index.snapshot()
+    assert dict(view.documents) == dict(writer.index.documents)
+    assert len(view) == len(writer.index)
+    assert ("follow-me", "2") in view.documents and ("follow-me", "1") not in view.documents
+    assert not any(k[0] == "overtime-policy" for k in view.documents)
