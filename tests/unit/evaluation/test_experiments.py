@@ -370,3 +370,21 @@ def test_support_is_recomputed_from_the_cited_span_when_the_trace_lacks_it(tmp_p
     recs = [_rec(0, "answered", {}, {"citations": [inside, outside], "trace": {}})]
     m, curves = question_metrics(recs, fn)
     assert m["citations.support.mean"] == 0.5 and curves["support"] == [1.0, 0.0]
+
+
+def test_an_experiment_runs_on_the_milvus_backend(tmp_path):
+    """The same experiment file with `index.backend: milvus` in its base config: the dataset is
+    indexed into its own milvus-lite collection, and the metrics match the local backend's."""
+    pytest.importorskip("milvus_lite", reason="milvus-lite is not installed (pip install 'rag[milvus]')")
+    local = ExperimentRunner(load_experiment(experiment_file(tmp_path / "local")), tmp_path / "runs-local").run()
+    cfg = write_config(tmp_path / "m" / "cfg", index={"backend": "milvus", "milvus": {"uri": str(tmp_path / "m.db")}})
+    body = {"name": "exp", "base_config": str(cfg), "dataset": {"kind": "beir", "path": str(TINY_BEIR), "split": "test"}}
+    p = tmp_path / "m" / "exp.yaml"
+    p.write_text(yaml.safe_dump(body, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    on_milvus = ExperimentRunner(load_experiment(p), tmp_path / "runs-milvus").run()
+    a, b = local.outcomes[0].metrics, on_milvus.outcomes[0].metrics
+    assert b["n_queries"] == a["n_queries"]
+    for m in ("ndcg@10", "recall@10"):
+        assert b[f"retrieval.dense.{m}"] == pytest.approx(a[f"retrieval.dense.{m}"], abs=1e-9)
+        assert b[f"retrieval.bm25.{m}"] == pytest.approx(a[f"retrieval.bm25.{m}"], abs=0.05)
+        assert b[f"retrieval.hybrid.{m}"] == pytest.approx(a[f"retrieval.hybrid.{m}"], abs=0.05)
