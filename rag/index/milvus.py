@@ -70,11 +70,6 @@ MAX_VARCHAR = 65535
 _PENDING_MAX = 400  # incarnations listed as pending removal before the oldest are purged at once
 LEASE_S = 120.0  # a writer's lease on the index; a dead writer's lease lapses after this
 PAGE = 16384  # the most rows one Milvus query returns
-BUCKETS = 256  # rows carry bucket = hash(pk) % BUCKETS so whole collections read back page by page
-
-
-def bucket(pk: str) -> int:
-    return int.from_bytes(hashlib.blake2b(pk.encode("utf-8"), digest_size=4).digest(), "big") % BUCKETS
 
 
 def hashed_terms(tokens: Sequence[str]) -> str:
@@ -143,7 +138,7 @@ class _Engine:
         if not is_server_uri(uri):
             parent = os.path.dirname(os.path.abspath(uri))
             os.makedirs(parent, exist_ok=True)
-            _quiet_embedded_server()
+        _quiet_lite_notices()
         kwargs: dict = {"timeout": settings.timeout_s}
         if token:
             kwargs["token"] = token
@@ -297,7 +292,6 @@ class MilvusIndex:
         schema.add_field("doc_version", DataType.VARCHAR, max_length=1024)
         schema.add_field("inc", DataType.VARCHAR, max_length=MAX_VARCHAR)
         schema.add_field("gen", DataType.INT64)
-        schema.add_field("bucket", DataType.INT64)
         schema.add_field("chunk", DataType.VARCHAR, max_length=MAX_VARCHAR)
         schema.add_field("vec", DataType.FLOAT_VECTOR, dim=dim)
         index = e.client.prepare_index_params()
@@ -317,7 +311,6 @@ class MilvusIndex:
         meta.add_field("body", DataType.VARCHAR, max_length=MAX_VARCHAR)
         meta.add_field("gen_added", DataType.INT64)
         meta.add_field("gen_removed", DataType.INT64)
-        meta.add_field("bucket", DataType.INT64)
         meta.add_field("vec", DataType.FLOAT_VECTOR, dim=2)  # Milvus wants a vector field in every collection
         meta_index = e.client.prepare_index_params()
         meta_index.add_index("vec", index_type="FLAT", metric_type="L2")
@@ -469,22 +462,23 @@ class MilvusIndex:
         return dict(sorted(documents.items())), incs
 
     def _iterate(self, collection: str, expr: str, fields: list[str]) -> Iterator[dict]:
-        """Every row matching ``expr``: one query when they fit in one page, else one per bucket
-        (a stored hash of the primary key), so any size reads back without a query iterator."""
+        """Every row matching ``expr``: one query when they fit in one page, else the engine's
+        query iterator in pages of ``PAGE`` rows (3 s for 100k rows on milvus-lite here)."""
         e = self.engine
         with e.calls(f"read {collection}"):
             rows = e.client.query(collection, filter=expr, output_fields=fields, limit=PAGE,
                                   consistency_level="Strong")
-            if len(rows) < PAGE:
-                yield from rows
-                return
-            for b in range(BUCKETS):
-                part = e.client.query(collection, filter=f"bucket == {b} and ({expr})", output_fields=fields,
-                                      limit=PAGE, consistency_level="Strong")
-                if len(part) >= PAGE:
-                    raise IndexBackendError(f"{self.where_label}: more than {PAGE} rows in one bucket of "
-                                            f"{collection}; this index is too large to read back whole")
-                yield from part
+        if len(rows) < PAGE:
+            yield from rows
+            return
+        with e.calls(f"read {collection}"):
+            it = e.client.query_iterator(collection, batch_size=PAGE, filter=expr, output_fields=fields,
+                                         consistency_level="Strong")
+            try:
+                while rows := it.next():
+                    yield from rows
+            finally:
+                it.close()
 
     def snapshot(self) -> "MilvusIndex":
         """A read-only view pinned at the generation published now: later updates never show in it."""
@@ -803,7 +797,7 @@ class MilvusIndex:
                              f"{MAX_VARCHAR} per field — lower chunking.max_tokens")
         pk = f"{g}:{c.evidence_id}"
         row = {"pk": pk, "doc_id": c.document_id, "doc_version": c.document_version,
-               "inc": inc, "gen": g, "bucket": bucket(pk), "chunk": body, "vec": np.asarray(v, dtype=np.float32).tolist()}
+               "inc": inc, "gen": g, "chunk": body, "vec": np.asarray(v, dtype=np.float32).tolist()}
         if self.has_bm25:
             terms = hashed_terms(self.analyzer(passage_text(c)))
             if len(terms) > MAX_VARCHAR:
@@ -878,6 +872,14 @@ class MilvusIndex:
         return None
 
 
+class _DropMvccNotice(logging.Filter):
+    """pymilvus warns on every query iterator that milvus-lite has no MVCC timestamp to give; the
+    iterator works without it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "mvccTs" not in record.getMessage()
+
+
 class _DropUnimplemented(logging.Filter):
     """milvus-lite's in-process gRPC server logs a traceback for each call it does not implement
     (pymilvus asks for a timestamp while waiting for an index); the client carries on without it."""
@@ -887,10 +889,12 @@ class _DropUnimplemented(logging.Filter):
         return not isinstance(exc, NotImplementedError)
 
 
-def _quiet_embedded_server() -> None:
-    log = logging.getLogger("grpc._server")
-    if not any(isinstance(f, _DropUnimplemented) for f in log.filters):
-        log.addFilter(_DropUnimplemented())
+def _quiet_lite_notices() -> None:
+    for name, kind in (("grpc._server", _DropUnimplemented),
+                       ("pymilvus.client.iterator.query_iterator", _DropMvccNotice)):
+        log = logging.getLogger(name)
+        if not any(isinstance(f, kind) for f in log.filters):
+            log.addFilter(kind())
 
 
 def _dead_here(owner: str) -> bool:
@@ -910,13 +914,13 @@ def _dead_here(owner: str) -> bool:
 
 def _meta_row(pk: str, kind: str, body: dict, gen: int) -> dict:
     return {"pk": pk, "kind": kind, "body": json.dumps(body, ensure_ascii=False, sort_keys=True),
-            "gen_added": gen, "gen_removed": NEVER, "bucket": bucket(pk), "vec": [0.0, 0.0]}
+            "gen_added": gen, "gen_removed": NEVER, "vec": [0.0, 0.0]}
 
 
 def _doc_row(incarnation: str, body: str, gen_added: int, gen_removed: int) -> dict:
     pk = f"doc:{incarnation}"
     return {"pk": pk, "kind": "doc", "body": body, "gen_added": gen_added, "gen_removed": gen_removed,
-            "bucket": bucket(pk), "vec": [0.0, 0.0]}
+            "vec": [0.0, 0.0]}
 
 
 def _state_body(view: _View) -> dict:

@@ -281,3 +281,17 @@ def test_a_second_reader_follows_the_writer(target, tmp_path):
     assert len(view) == len(writer.index)
     assert ("follow-me", "2") in view.documents and ("follow-me", "1") not in view.documents
     assert not any(k[0] == "overtime-policy" for k in view.documents)
+
+
+def test_reading_more_rows_than_one_page(target, tmp_path, monkeypatch):
+    """Opening reads every document record; past one query's page the query iterator takes over."""
+    if not target.milvus:
+        pytest.skip("local: the records are a file")
+    from rag.index import milvus as milvus_mod
+
+    p = pipeline_for(target, tmp_path)
+    p.build_index()
+    monkeypatch.setattr(milvus_mod, "PAGE", 4)
+    again = pipeline_for(target, tmp_path)
+    assert dict(again.index.documents) == dict(p.index.documents) and len(again.index.documents) == 35
+    assert [c.evidence_id for c in again.index.chunks] == [c.evidence_id for c in p.index.chunks]
