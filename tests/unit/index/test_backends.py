@@ -252,6 +252,9 @@ def test_searches_see_whole_versions_while_documents_change(target, tmp_path):
             writer.replace(pair(i, "v2"))  # both old versions out, both new ones in, at once
             writer.delete(f"single-{i}")
             time.sleep(0.05)
+        done, deadline = len(searches), time.monotonic() + 60
+        while len(searches) < done + 8 and time.monotonic() < deadline and not errors:
+            time.sleep(0.05)  # every reader gets to search the final version too, however slow the machine
     finally:
         stop.set()
         for t in threads:
