@@ -404,9 +404,9 @@ class MilvusIndex:
     # -- state -----------------------------------------------------------------------
     def _meta_get(self, pk: str) -> dict | None:
         e = self.engine
+        # by primary key: a filter expression scans the collection on milvus-lite (136 ms vs 1.3 ms at 100k rows)
         with e.calls(f"read {pk}"):
-            rows = e.client.query(self.meta, filter=f"pk == {_quote(pk)}", output_fields=["body", "gen_added"],
-                                  consistency_level="Strong")
+            rows = e.client.get(self.meta, ids=[pk], output_fields=["body", "gen_added"], consistency_level="Strong")
         return dict(rows[0]) if rows else None
 
     def _read_state(self) -> tuple[int, int, tuple[_Pending, ...]]:
