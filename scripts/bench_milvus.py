@@ -269,7 +269,10 @@ def query_latency(p: Pipeline, queries: list[str], warmup: int, k: int) -> dict:
             p.search(q)
     lat: dict[str, list[float]] = {"bm25": [], "dense": [], "hybrid": []}
     hits = {"bm25": 0, "dense": 0, "hybrid": 0}
+    snap_ms: list[float] = []
+    stages: dict[str, list[float]] = {}
     for q, v in zip(queries[warmup:], vecs[warmup:]):
+        t = time.perf_counter(); idx.snapshot(); snap_ms.append((time.perf_counter() - t) * 1e3)
         if bm25_ok:
             t = time.perf_counter(); r = idx.search_bm25(q, k); lat["bm25"].append((time.perf_counter() - t) * 1e3)
             hits["bm25"] += len(r)
@@ -278,6 +281,8 @@ def query_latency(p: Pipeline, queries: list[str], warmup: int, k: int) -> dict:
         if bm25_ok:
             t = time.perf_counter(); r = p.search(q); lat["hybrid"].append((time.perf_counter() - t) * 1e3)
             hits["hybrid"] += len(r.candidates)
+            for stage, ms in r.timings_ms.items():
+                stages.setdefault(stage, []).append(ms)
     n = len(queries) - warmup
     out: dict = {"queries": n, "k": k}
     for name, xs in lat.items():
@@ -286,6 +291,9 @@ def query_latency(p: Pipeline, queries: list[str], warmup: int, k: int) -> dict:
                          "mean_hits": round(hits[name] / n, 1)}
         else:
             out[name] = NO_BM25
+    # p.search = snapshot() (reads the published state on Milvus) + the stages below
+    out["snapshot"] = {"p50_ms": pct(snap_ms, 50), "p95_ms": pct(snap_ms, 95)}
+    out["hybrid_stages_p50_ms"] = {k: pct(v, 50) for k, v in stages.items()}
     return out
 
 
@@ -462,11 +470,17 @@ def table(cells: list[dict]) -> str:
 
 
 def run_target(target: str, args, work: Path, docs_all: list[Document], spare: list[str],
-               queries: list[str]) -> dict:
-    """Every size of one target (in its own process: its RSS is this target's alone)."""
+               queries: list[str], out: Path) -> dict:
+    """Every size of one target (in its own process: its RSS is this target's alone); ``out`` is
+    rewritten after every size, so a killed child loses only the size it was on."""
     from tests.milvus_servers import start_lite_server, start_milvus235  # test helpers: 127.0.0.1 only
 
     res: dict = {"target": target, "cells": [], "concurrency": []}
+
+    def save() -> None:
+        res["peak_process_rss_mb"] = mb(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+        write_json(out, res)
+
     served = None
     uri, token = None, None
     try:
@@ -530,11 +544,12 @@ def run_target(target: str, args, work: Path, docs_all: list[Document], spare: l
                     server_manager_instance.release_server(uri)
                 del p
                 gc.collect()
+                save()
     finally:
         if served is not None:
             served.stop()
         os.environ.pop(TOKEN_ENV, None)
-    res["peak_process_rss_mb"] = mb(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    save()
     return res
 
 
@@ -563,7 +578,7 @@ def main() -> None:
     docs_all, spare, corpus_info = make_corpus(max(args.sizes))
     queries = make_queries(args.warmup + args.queries)
     if args.child:
-        write_json(Path(args.out), run_target(args.child, args, work, docs_all, spare, queries))
+        run_target(args.child, args, work, docs_all, spare, queries, Path(args.out))
         return
 
     if work.exists():
@@ -612,25 +627,40 @@ def main() -> None:
     save()
 
     limit = len(sizes) * (args.build_limit_s + 1200) + 600  # a child that hangs is killed, not waited for
-    for target in args.targets:
-        part = work / f"{target}.json"
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--child", target, "--out", str(part), "--work", str(work)]
+
+    def child(target: str, todo: list[int], part: Path) -> dict:
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--child", target, "--out", str(part),
+               "--work", str(work)]
         for name in ("sizes", "queries", "warmup", "k", "updates", "saved_updates", "concurrency_s",
                      "concurrency_size", "clients", "write_every", "build_limit_s"):
-            v = getattr(args, name)
+            v = todo if name == "sizes" else getattr(args, name)
             cmd += [f"--{name.replace('_', '-')}", *map(str, v if isinstance(v, list) else [v])]
-        log(f"{target}: child process")
+        log(f"{target}: child process, sizes {todo}")
         t = time.perf_counter()
         try:
             rc = subprocess.run(cmd, timeout=limit, cwd=ROOT).returncode  # noqa: S603
         except subprocess.TimeoutExpired:
             rc = "timeout"
-        info = {"child_rc": rc, "wall_s": round(time.perf_counter() - t, 1)}
+        info = {"child_rc": rc, "wall_s": round(time.perf_counter() - t, 1), "cells": [], "concurrency": []}
         if part.is_file():
-            res = json.loads(part.read_text(encoding="utf-8"))
-            report["cells"] += res.pop("cells")
-            report["concurrency"] += res.pop("concurrency")
-            info |= res
+            info |= json.loads(part.read_text(encoding="utf-8"))
+        return info
+
+    for target in args.targets:
+        info = child(target, sizes, work / f"{target}.json")
+        done = {c["size"] for c in info["cells"] if "memory" in c and "process_rss_mb" in c["memory"]}
+        if isinstance(info["child_rc"], int) and info["child_rc"] < 0 and set(sizes) - done:
+            # killed by a signal from outside (it happened once): run the sizes it had not finished again, once
+            again = child(target, sorted(set(sizes) - done), work / f"{target}-retry.json")
+            info["cells"] = [c for c in info["cells"] if c["size"] in done]
+            for c in again["cells"]:
+                c["retried_after"] = f"the first child exited with {info['child_rc']} (a signal from outside)"
+            info["cells"] += again.pop("cells")
+            info["concurrency"] += again.pop("concurrency")
+            info["retry"] = again
+            info["peak_process_rss_mb"] = max(info.get("peak_process_rss_mb") or 0, again.get("peak_process_rss_mb") or 0)
+        report["cells"] += info.pop("cells")
+        report["concurrency"] += info.pop("concurrency")
         report["targets"][target] = info
         save()
 
