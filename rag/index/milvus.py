@@ -56,7 +56,7 @@ from rag.index.chunking import Chunker
 from rag.index.embedders import Embedder
 from rag.index.layout import FORMAT_VERSION, DocumentRecord, IndexParams
 from rag.index.store import (IndexedDocument, UpdateReport, check_document, check_params, chunk_and_embed,
-                              chunk_from_json, passage_text, text_sha256)
+                              chunk_from_json, passage_text, replace_plan, split_new, text_sha256)
 from rag.index.loaders import check_unique
 from rag.text.analyzers import Analyzer
 from rag.types import Chunk, Document, ScoredChunk, SearchFilter
@@ -596,18 +596,7 @@ class MilvusIndex:
         docs = check_unique(list(docs))
         with self._write_lock:
             view = self.refresh()
-            new, unchanged = [], []
-            for d in docs:
-                check_document(d)
-                rec = view.documents.get(d.key)
-                if rec is None:
-                    new.append(d)
-                elif rec.text_sha256 == text_sha256(d.text):
-                    unchanged.append(f"{d.id}:{d.version}")
-                else:
-                    raise DuplicateDocumentError(
-                        f"document {d.id!r} version {d.version!r} is already indexed with different text; "
-                        "use replace() (or give it a new version) — the index was left unchanged")
+            new, unchanged = split_new(view.documents, docs)
             embedded = 0
             step = self.settings.batch_documents
             for i in range(0, len(new), step):
@@ -625,10 +614,7 @@ class MilvusIndex:
             check_document(d)
         with self._write_lock:
             view = self.refresh()
-            keep = {d.key for d in docs
-                    if d.key in view.documents and view.documents[d.key].text_sha256 == text_sha256(d.text)}
-            drop = sorted(k for k in view.documents if k[0] in ids and k not in keep)
-            new = [d for d in docs if d.key not in keep]
+            keep, drop, new = replace_plan(view.documents, docs)
             embedded = self._apply(self._prepare(new, progress), drop) if (drop or new) else 0
         return UpdateReport(tuple(f"{d.id}:{d.version}" for d in new), tuple(f"{i}:{v}" for i, v in drop),
                             tuple(f"{i}:{v}" for i, v in sorted(keep)), embedded)

@@ -26,7 +26,7 @@ import shutil
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -85,6 +85,37 @@ class IndexedDocument:
     record: DocumentRecord
     chunks: tuple[Chunk, ...]
     vectors: np.ndarray
+
+
+def split_new(documents: Mapping[tuple[str, str], DocumentRecord], docs: Sequence[Document]
+              ) -> tuple[list[Document], list[str]]:
+    """For ``add``: the documents not indexed yet, and the "id:version" of those indexed with the
+    same text. One indexed with other text is a :class:`DuplicateDocumentError` (nothing changed)."""
+    new: list[Document] = []
+    unchanged: list[str] = []
+    for d in docs:
+        check_document(d)
+        rec = documents.get(d.key)
+        if rec is None:
+            new.append(d)
+        elif rec.text_sha256 == text_sha256(d.text):
+            unchanged.append(f"{d.id}:{d.version}")
+        else:
+            raise DuplicateDocumentError(
+                f"document {d.id!r} version {d.version!r} is already indexed with different text; "
+                "use replace() (or give it a new version) — the index was left unchanged"
+            )
+    return new, unchanged
+
+
+def replace_plan(documents: Mapping[tuple[str, str], DocumentRecord], docs: Sequence[Document]
+                 ) -> tuple[set[tuple[str, str]], list[tuple[str, str]], list[Document]]:
+    """For ``replace``: the keys kept (same id, version and text), the keys dropped (other
+    versions of the given ids, or other text), and the documents to add."""
+    ids = {d.id for d in docs}
+    keep = {d.key for d in docs if d.key in documents and documents[d.key].text_sha256 == text_sha256(d.text)}
+    drop = sorted(k for k in documents if k[0] in ids and k not in keep)
+    return keep, drop, [d for d in docs if d.key not in keep]
 
 
 def chunk_and_embed(docs: Sequence[Document], chunker: Chunker, embedder: Embedder, dim: int,
@@ -221,20 +252,7 @@ class HybridIndex:
         self._writable("add documents")
         docs = check_unique(list(docs))
         with self._write_lock:
-            new: list[Document] = []
-            unchanged: list[str] = []
-            for d in docs:
-                check_document(d)
-                rec = self.documents.get(d.key)
-                if rec is None:
-                    new.append(d)
-                elif rec.text_sha256 == text_sha256(d.text):
-                    unchanged.append(f"{d.id}:{d.version}")
-                else:
-                    raise DuplicateDocumentError(
-                        f"document {d.id!r} version {d.version!r} is already indexed with different text; "
-                        "use replace() (or give it a new version) — the index was left unchanged"
-                    )
+            new, unchanged = split_new(self.documents, docs)
             embedded = 0
             if new:
                 state, embedded = self._with(self._current(), new, progress)
@@ -251,10 +269,7 @@ class HybridIndex:
         for d in docs:
             check_document(d)
         with self._write_lock:
-            keep = {d.key for d in docs
-                    if d.key in self.documents and self.documents[d.key].text_sha256 == text_sha256(d.text)}
-            drop = sorted(k for k in self.documents if k[0] in ids and k not in keep)
-            new = [d for d in docs if d.key not in keep]
+            keep, drop, new = replace_plan(self.documents, docs)
             state = self._without(self._current(), set(drop))
             embedded = 0
             if new:
