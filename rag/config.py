@@ -234,6 +234,9 @@ class GateConfig(_Section):
     answerability_model: str | None = None  # answerability.json; None: the one beside the reranker
     min_supporting: int = Field(1, ge=1)  # at least this many candidates must reach support_threshold
     support_threshold: float | None = None  # None: same as threshold
+    # Per query language (ko, en, other: rag.text.lang.detect_language), the threshold of ``signal``
+    # in place of ``threshold`` (and of support_threshold when that is unset). Not for the fallback.
+    language_thresholds: dict[Literal["ko", "en", "other"], float] = Field(default_factory=dict)
     # Used when the reranker did not run (disabled, or the query language is not reranked).
     fallback_signal: Literal["dense", "bm25", "fused", "none"] = "dense"
     fallback_threshold: float = 0.0

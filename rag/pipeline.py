@@ -275,7 +275,9 @@ class Pipeline:
         reranker = self.reranker
         rr = reranker.rerank(question, result.candidates) if reranker is not None else None
         candidates = reranked_candidates(rr) if rr is not None and rr.applied else result.candidates
-        return Retrieved(result, rr, candidates, self.gate.decide(result.candidates, rr), superseded, quarantined)
+        decision = self.gate.decide(result.candidates, rr, language=rr.language if rr is not None
+                                    else detect_language(question))
+        return Retrieved(result, rr, candidates, decision, superseded, quarantined)
 
     def _eligible(self, result: SearchResult, where: SearchFilter | None = None) -> tuple[
             SearchResult, tuple[SupersededVersion, ...], tuple[QuarantinedEvidence, ...]]:

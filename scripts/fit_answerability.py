@@ -43,6 +43,8 @@ SETS = {  # name -> (path, language)
     "nomiracl-ko": (DATA / "nomiracl/ko.test.jsonl", "ko"),
     "squad2": (DATA / "squad2/dev-v2.0-half.json", "en"),
     "msmarco-en": (Path(".rag/data/msmarco_en_abstention.jsonl"), "en"),
+    "scifact-en": (Path(".rag/data/scifact_en_abstention.jsonl"), "en"),
+    "msmarco-en2ko": (Path(".rag/data/msmarco_en2ko_abstention.jsonl"), "en"),  # English questions, Korean passages
     "msmarco-ko": (Path(".rag/data/msmarco_ko_abstention.jsonl"), "ko"),
     "kolaw-dev": (DATA / "kolaw-dev", "ko"),
 }
@@ -124,6 +126,33 @@ def _rates(p: np.ndarray, y: list[bool], tau: float) -> dict:
             "answers_all": bool(a.all())}
 
 
+def single_signal_gates(tables: dict[str, list[dict]], names: list[str], targets: tuple[float, ...]) -> dict:
+    """Each plain signal used alone as the gate (no fitting, so every set is left out): per target
+    precision, each set's calib-half threshold, the strictest of them, and the rates that threshold
+    gives on each set's eval half (on all of kolaw-dev)."""
+    out: dict = {}
+    for f in ("top_logit", "top_dense", "top_bm25"):
+        def vals(rows):
+            return [r["features"][f] if math.isfinite(r["features"][f]) else -1e9 for r in rows]
+        out[f] = {}
+        for tp in targets:
+            per = {}
+            for n in names:
+                cal = [r for r in tables[n] if r["split"] in ("calib", "all")]
+                per[n] = round(calibrate_threshold(vals(cal), [r["answerable"] for r in cal], tp)[0], 6)
+            tau = max(per.values())
+            rates = {}
+            for n in names:
+                ev = [r for r in tables[n] if r["split"] in ("eval", "all")]
+                rates[n] = dict(_rates(np.asarray(vals(ev)), [r["answerable"] for r in ev], tau),
+                                auroc=round(auroc(vals(ev), [r["answerable"] for r in ev]), 4))
+            out[f][str(tp)] = {"per_set": per, "strictest": tau, "eval_rates": rates}
+            print(f"{f} at precision {tp}: per set {per}; strictest {tau:.4f}")
+            for n, r in rates.items():
+                print(f"    {n:<12} eval {r}")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", default="configs/default.yaml")
@@ -159,6 +188,7 @@ def main() -> int:
             lodo[sub][held] = round(auroc(m.probabilities(hx).tolist(), hy), 4)
     single = {f: {n: round(auroc([r["features"][f] if math.isfinite(r["features"][f]) else -1e9 for r in tables[n]],
                                  [r["answerable"] for r in tables[n]]), 4) for n in names} for f in A.FEATURES}
+    signal_gates = single_signal_gates(tables, names, (0.6, args.target_precision))
     best = max(SUBSETS, key=lambda s: (min(lodo[s].values()), sum(lodo[s].values())))
     print(f"{'features':<20}" + "".join(f"{n:>13}" for n in names) + f"{'worst':>8}")
     for sub in SUBSETS:
@@ -179,7 +209,7 @@ def main() -> int:
         taus[n] = calibrate_threshold(model.probabilities(xs).tolist(), ys, args.target_precision)[0]
     tau = max(taus.values())
     report = {"config": args.config, "target_precision": args.target_precision, "chosen": best,
-              "lodo_auroc": lodo, "single_feature_auroc": single, "thresholds_per_set": taus, "threshold": tau,
+              "lodo_auroc": lodo, "single_feature_auroc": single, "single_signal_gates": signal_gates, "thresholds_per_set": taus, "threshold": tau,
               "model": model.to_json(), "rates": {}}
     for n in names:
         for split in ("calib", "eval", None):

@@ -1,4 +1,5 @@
-"""Build an English NoMIRACL-style abstention set from MS MARCO dev queries unused in training.
+"""Build an English NoMIRACL-style abstention set from BEIR queries unused in training (MS MARCO
+dev by default; SciFact ``train`` with ``--split train --holdout 40``, the queries both rerankers held out).
 
 For each sampled query the hybrid retriever (configs/en.yaml) returns its top passages from
 the MS MARCO passage pool. Half of the queries (by hash) become *answerable*: their judged
@@ -8,6 +9,8 @@ its groups.jsonl) are excluded. Writes JSONL in the NoMIRACL layout:
 
     python scripts/make_msmarco_abstention.py --groups .rag/train/reranker-minilm-listwise/groups.jsonl \
         --queries 600 --out .rag/data/msmarco_en_abstention.jsonl
+    python scripts/make_msmarco_abstention.py --dataset ../shared/data/scifact --split train --holdout 40 \
+        --queries 600 --out .rag/data/scifact_en_abstention.jsonl
 """
 from __future__ import annotations
 
@@ -29,17 +32,20 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dataset", default="../shared/data/msmarco/en")
     ap.add_argument("--config", default="configs/en.yaml")
-    ap.add_argument("--groups", required=True)
+    ap.add_argument("--split", default="test", help="the BEIR split whose queries are sampled (never a reported test split)")
+    ap.add_argument("--groups", nargs="*", default=[], help="groups.jsonl of training runs whose queries are excluded")
+    ap.add_argument("--holdout", type=int, default=0,
+                    help="keep only queries in this percent hash holdout of the dataset (as train-reranker holds them out)")
     ap.add_argument("--queries", type=int, default=600)
     ap.add_argument("--passages", type=int, default=10)
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--out", default=".rag/data/msmarco_en_abstention.jsonl")
     args = ap.parse_args()
-    ds = load_beir(args.dataset, "test")
+    ds = load_beir(args.dataset, args.split)
     # Every query id of the training run is excluded, whatever its source: MS MARCO en and ko share ids
     # (ko is a translation), so a query trained on in one language is not evaluated in the other.
-    used = {json.loads(x)["query_id"] for x in open(args.groups, encoding="utf-8")}
-    pool = sorted(q for q in ds.qrels if q not in used)
+    used = {json.loads(x)["query_id"] for g in args.groups for x in open(g, encoding="utf-8")}
+    pool = sorted(q for q in ds.qrels if q not in used and (not args.holdout or in_holdout(ds.name, q, args.holdout)))
     random.Random(args.seed).shuffle(pool)
     qids = sorted(pool[: args.queries])
     pipe = Pipeline(load_config(args.config))

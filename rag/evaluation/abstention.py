@@ -179,7 +179,7 @@ def evaluate_abstention(pipeline, scored: Sequence[ScoredQuestion], compare: dic
     from collections import Counter
 
     gate = pipeline.gate
-    decisions = [gate.decide(sq.candidates, sq.rerank) for sq in scored]
+    decisions = [gate.decide(sq.candidates, sq.rerank, language=sq.language) for sq in scored]
     labels = [sq.answerable for sq in scored]
     tops = [d.top_score if d.top_score is not None else -math.inf for d in decisions]
     used = sorted({(d.signal, d.threshold) for d in decisions})
@@ -351,7 +351,7 @@ def evaluate_abstention_run(dataset: DatasetSpec, path: Path, cfg: RagConfig, ca
     scored = cache.scored.get(_scoring_key(cfg), lambda: score_questions(p, items, progress))
     gate = p.gate
     t = time.perf_counter()
-    decisions = [gate.decide(sq.candidates, sq.rerank) for sq in scored]
+    decisions = [gate.decide(sq.candidates, sq.rerank, language=sq.language) for sq in scored]
     gate_ms = (time.perf_counter() - t) * 1e3 / max(1, len(scored))
     ev = evaluate_abstention(p, scored)
     labels = [sq.answerable for sq in scored]

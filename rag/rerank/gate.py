@@ -5,7 +5,9 @@ called. The policy: the top signal must reach ``threshold`` and at least
 ``min_supporting`` candidates must reach ``support_threshold``. The signal is the
 reranker's calibrated probability or the learned answerability model over several signals
 (:mod:`rag.rerank.answerability`), or, where the reranker did not run (disabled, or a query
-language it does not rerank), the ``fallback_signal`` with its own threshold.
+language it does not rerank), the ``fallback_signal`` with its own threshold. The main
+signal's threshold can differ by query language (``gate.language_thresholds``): a cosine, say,
+sits higher for same-language pairs than for an English question over Korean text.
 """
 from __future__ import annotations
 
@@ -76,8 +78,13 @@ class Gate:
         self.config = config
         self.answerability = answerability
 
-    def decide(self, candidates: Sequence[Candidate], rerank: RerankResult | None = None) -> GateDecision:
+    def decide(self, candidates: Sequence[Candidate], rerank: RerankResult | None = None, *,
+               language: str | None = None) -> GateDecision:
+        """``language``: the query's (``detect_language``); it picks ``gate.language_thresholds``
+        for the main signal. Without it the reranker's detected language is used, if it ran."""
         cfg = self.config
+        if language is None and rerank is not None:
+            language = rerank.language
         if not cfg.enabled:
             return GateDecision(True, "gate_disabled", "none", None, float("-inf"), 0, 0)
         if not candidates:
@@ -86,7 +93,7 @@ class Gate:
         if signal == "none":
             return GateDecision(True, ANSWER, "none", None, float("-inf"), len(candidates), 0)
         if key == "gate.threshold":
-            threshold = cfg.threshold
+            threshold = cfg.language_thresholds.get(language, cfg.threshold) if language else cfg.threshold
             support = threshold if cfg.support_threshold is None else cfg.support_threshold
         else:
             threshold = support = cfg.fallback_threshold

@@ -57,6 +57,29 @@ def test_fallback_signal_when_reranker_did_not_run():
     assert Gate(GateConfig(fallback_signal="none")).decide(CANDS, None).answer
 
 
+def test_language_thresholds_pick_the_main_signals_threshold_by_query_language():
+    cfg = GateConfig(signal="dense", threshold=0.9, language_thresholds={"en": 0.7}, fallback_threshold=0.1)
+    g = Gate(cfg)
+    en = g.decide(CANDS, None, language="en")
+    assert en.answer and en.threshold == 0.7 and en.top_score == pytest.approx(0.8)
+    ko = g.decide(CANDS, None, language="ko")  # not listed: gate.threshold
+    assert not ko.answer and ko.reason == "below_threshold" and ko.threshold == 0.9
+    assert not g.decide(CANDS, None).answer  # no language known: gate.threshold
+    rr = reranked()  # the reranker's detected language (en) is used when none is passed
+    assert rr.language == "en" and g.decide(CANDS, rr).threshold == 0.7
+    # The fallback path keeps its own threshold whatever the language.
+    fb = Gate(GateConfig(threshold=0.99, language_thresholds={"ko": 0.99}, fallback_threshold=0.7))
+    d = fb.decide(CANDS, reranked("연차 휴가는 며칠인가요?"), language="ko")
+    assert d.signal == "dense" and d.threshold == 0.7 and d.answer
+
+
+def test_language_thresholds_reject_unknown_languages():
+    from rag.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="language_thresholds"):
+        GateConfig(language_thresholds={"english": 0.5})
+
+
 def test_no_candidates_and_invalid_scores():
     assert Gate(GateConfig()).decide([], None).reason == "no_candidates"
     nan = [cand(0, "x", float("nan"))]
