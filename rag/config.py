@@ -223,6 +223,10 @@ class RerankConfig(_Section):
     calibration: str | None = None  # calibration.json; None: the one beside the model
 
 
+_LANGS = ("ko", "en", "other")
+LANGUAGE_KEYS = tuple([*_LANGS, *(f"{q}-{d}" for q in _LANGS for d in _LANGS)])
+
+
 class GateConfig(_Section):
     """Abstention before generation (rag.rerank.gate)."""
 
@@ -234,9 +238,11 @@ class GateConfig(_Section):
     answerability_model: str | None = None  # answerability.json; None: the one beside the reranker
     min_supporting: int = Field(1, ge=1)  # at least this many candidates must reach support_threshold
     support_threshold: float | None = None  # None: same as threshold
-    # Per query language (ko, en, other: rag.text.lang.detect_language), the threshold of ``signal``
-    # in place of ``threshold`` (and of support_threshold when that is unset). Not for the fallback.
-    language_thresholds: dict[Literal["ko", "en", "other"], float] = Field(default_factory=dict)
+    # Per query language (ko, en, other: rag.text.lang.detect_language), or per pair "query-passage"
+    # (en-ko: an English question whose best-scoring candidate is Korean), the threshold of ``signal``
+    # in place of ``threshold`` (and of support_threshold when that is unset). A pair wins over its
+    # query language. Not for the fallback.
+    language_thresholds: dict[Literal[LANGUAGE_KEYS], float] = Field(default_factory=dict)
     # Used when the reranker did not run (disabled, or the query language is not reranked).
     fallback_signal: Literal["dense", "bm25", "fused", "none"] = "dense"
     fallback_threshold: float = 0.0

@@ -18,6 +18,7 @@ from typing import Sequence
 from rag.config import GateConfig
 from rag.rerank.answerability import AnswerabilityModel
 from rag.rerank.cross_encoder import RerankResult
+from rag.text.lang import detect_language
 from rag.types import Candidate
 
 ANSWER = "answer"
@@ -93,7 +94,7 @@ class Gate:
         if signal == "none":
             return GateDecision(True, ANSWER, "none", None, float("-inf"), len(candidates), 0)
         if key == "gate.threshold":
-            threshold = cfg.language_thresholds.get(language, cfg.threshold) if language else cfg.threshold
+            threshold = self._threshold(signal, candidates, rerank, language)
             support = threshold if cfg.support_threshold is None else cfg.support_threshold
         else:
             threshold = support = cfg.fallback_threshold
@@ -108,3 +109,29 @@ class Gate:
         if n_sup < cfg.min_supporting:
             return GateDecision(False, TOO_FEW_SUPPORTING, signal, top, threshold, n_sup, cfg.min_supporting, shown)
         return GateDecision(True, ANSWER, signal, top, threshold, n_sup, cfg.min_supporting, shown)
+
+    def _threshold(self, signal: str, candidates: Sequence[Candidate], rerank: RerankResult | None,
+                   language: str | None) -> float:
+        """``gate.threshold``, or ``gate.language_thresholds`` for the query's language, or for the
+        pair (query language, language of the candidate with the best ``signal`` value)."""
+        table = self.config.language_thresholds
+        if not language or not table:
+            return self.config.threshold
+        if any(k.startswith(language + "-") for k in table):
+            text = _best_text(signal, candidates, rerank)
+            if text is not None and (pair := f"{language}-{detect_language(text)}") in table:
+                return table[pair]
+        return table.get(language, self.config.threshold)
+
+
+def _best_text(signal: str, candidates: Sequence[Candidate], rerank: RerankResult | None) -> str | None:
+    """The text of the candidate with the highest finite value of ``signal`` (None when none has one)."""
+    if signal in ("probability", "answerability"):
+        scored = [(c.probability, c.candidate.chunk.text) for c in (rerank.candidates if rerank is not None else ())
+                  if c.probability is not None]
+    elif signal == "fused":
+        scored = [(c.score, c.chunk.text) for c in candidates]
+    else:
+        scored = [(h.score, c.chunk.text) for c in candidates if (h := c.hit(signal)) is not None]
+    scored = [(float(v), t) for v, t in scored if math.isfinite(v)]
+    return max(scored, key=lambda x: x[0])[1] if scored else None

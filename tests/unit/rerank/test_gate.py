@@ -73,11 +73,25 @@ def test_language_thresholds_pick_the_main_signals_threshold_by_query_language()
     assert d.signal == "dense" and d.threshold == 0.7 and d.answer
 
 
+def test_language_pair_thresholds_follow_the_best_candidates_language():
+    ko_top = [cand(0, "연차 휴가는 15일이다", 0.82), cand(1, "annual leave is 15 days", 0.7)]
+    cfg = GateConfig(signal="dense", threshold=0.9, language_thresholds={"en": 0.85, "en-ko": 0.8})
+    g = Gate(cfg)
+    d = g.decide(ko_top, None, language="en")  # English question, best candidate Korean: the pair
+    assert d.answer and d.threshold == 0.8
+    en_top = [cand(0, "annual leave is 15 days", 0.82), cand(1, "연차 휴가는 15일이다", 0.7)]
+    d = g.decide(en_top, None, language="en")  # best candidate English: no en-en pair, the query language
+    assert not d.answer and d.threshold == 0.85
+    assert g.decide(ko_top, None, language="ko").threshold == 0.9  # no ko entry at all
+
+
 def test_language_thresholds_reject_unknown_languages():
     from rag.errors import ConfigError
 
     with pytest.raises(ConfigError, match="language_thresholds"):
         GateConfig(language_thresholds={"english": 0.5})
+    with pytest.raises(ConfigError, match="language_thresholds"):
+        GateConfig(language_thresholds={"en-fr": 0.5})
 
 
 def test_no_candidates_and_invalid_scores():
