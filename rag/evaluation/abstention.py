@@ -230,13 +230,11 @@ def calibrate(pipeline, scored: Sequence[ScoredQuestion], target_precision: floa
     """Fit the threshold the gate uses (per signal group) for ``target_precision``; save JSON + PNGs."""
     if not scored:
         raise InputError("no questions to calibrate on")
-    from rag.rerank.gate import active_signal
-
-    gate = pipeline.config.gate
-    model = pipeline.gate.answerability
+    gate = pipeline.gate
+    model = gate.answerability
     groups: dict[tuple[str, str], list[ScoredQuestion]] = {}
-    for sq in scored:
-        groups.setdefault(active_signal(gate, sq.rerank), []).append(sq)
+    for sq in scored:  # one threshold per config key the gate reads (fallback, language, language pair)
+        groups.setdefault(gate.threshold_key(sq.candidates, sq.rerank, language=sq.language), []).append(sq)
     updates: dict[str, float] = {}
     fitted = {}
     for (sig, key), qs in sorted(groups.items()):
@@ -246,7 +244,8 @@ def calibrate(pipeline, scored: Sequence[ScoredQuestion], target_precision: floa
         labels = [sq.answerable for sq in qs]
         tau, point = calibrate_threshold(tops, labels, target_precision)
         updates[key] = round(tau, 6)
-        fitted[sig] = {"config_key": key, "threshold": round(tau, 6), "n": len(qs),
+        fitted[sig if key in ("gate.threshold", "gate.fallback_threshold") else f"{sig}:{key.rsplit('.', 1)[1]}"] = {
+            "config_key": key, "threshold": round(tau, 6), "n": len(qs),
                        "reached": point.__dict__ if point else None, "auroc": round(auroc(tops, labels), 4)}
     # Every available signal, for comparison (each with its own threshold at the same target).
     compare = {}

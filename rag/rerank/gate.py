@@ -90,14 +90,14 @@ class Gate:
             return GateDecision(True, "gate_disabled", "none", None, float("-inf"), 0, 0)
         if not candidates:
             return GateDecision(False, NO_CANDIDATES, cfg.signal, None, cfg.threshold, 0, cfg.min_supporting)
-        signal, key = active_signal(cfg, rerank)
+        signal, key = self.threshold_key(candidates, rerank, language=language)
         if signal == "none":
             return GateDecision(True, ANSWER, "none", None, float("-inf"), len(candidates), 0)
-        if key == "gate.threshold":
-            threshold = self._threshold(signal, candidates, rerank, language)
-            support = threshold if cfg.support_threshold is None else cfg.support_threshold
-        else:
+        if key == "gate.fallback_threshold":
             threshold = support = cfg.fallback_threshold
+        else:
+            threshold = cfg.threshold if key == "gate.threshold" else cfg.language_thresholds[key.rsplit(".", 1)[1]]
+            support = threshold if cfg.support_threshold is None else cfg.support_threshold
         vals = signal_values(signal, candidates, rerank, self.answerability)
         if not vals:
             return GateDecision(False, NO_VALID_SCORES, signal, None, threshold, 0, cfg.min_supporting)
@@ -110,18 +110,23 @@ class Gate:
             return GateDecision(False, TOO_FEW_SUPPORTING, signal, top, threshold, n_sup, cfg.min_supporting, shown)
         return GateDecision(True, ANSWER, signal, top, threshold, n_sup, cfg.min_supporting, shown)
 
-    def _threshold(self, signal: str, candidates: Sequence[Candidate], rerank: RerankResult | None,
-                   language: str | None) -> float:
-        """``gate.threshold``, or ``gate.language_thresholds`` for the query's language, or for the
-        pair (query language, language of the candidate with the best ``signal`` value)."""
+    def threshold_key(self, candidates: Sequence[Candidate], rerank: RerankResult | None = None, *,
+                      language: str | None = None) -> tuple[str, str]:
+        """(signal, config key of its threshold) for this question: ``gate.fallback_threshold`` when
+        the reranker-based signal cannot be used, else ``gate.language_thresholds.<pair>`` for the
+        pair (query language, language of the candidate with the best value of the signal),
+        ``gate.language_thresholds.<language>``, or ``gate.threshold``. ``rag calibrate`` fits per key."""
+        signal, key = active_signal(self.config, rerank)
+        if language is None and rerank is not None:
+            language = rerank.language
         table = self.config.language_thresholds
-        if not language or not table:
-            return self.config.threshold
+        if key != "gate.threshold" or not language or not table:
+            return signal, key
         if any(k.startswith(language + "-") for k in table):
             text = _best_text(signal, candidates, rerank)
             if text is not None and (pair := f"{language}-{detect_language(text)}") in table:
-                return table[pair]
-        return table.get(language, self.config.threshold)
+                return signal, f"gate.language_thresholds.{pair}"
+        return signal, f"gate.language_thresholds.{language}" if language in table else key
 
 
 def _best_text(signal: str, candidates: Sequence[Candidate], rerank: RerankResult | None) -> str | None:

@@ -64,6 +64,22 @@ def test_calibrate_writes_a_loadable_config_and_a_report(tmp_path, cfg, capsys):
     assert res["compare"]["bm25"]["precision_of_answered"] == res["precision_of_answered"]
 
 
+def test_calibrate_fits_the_language_threshold_the_gate_reads(tmp_path, capsys):
+    """With ``gate.language_thresholds.en`` set, English questions are gated by it, so calibrate fits
+    and writes that key (not ``gate.threshold``, which the other languages keep)."""
+    cfg = write_config(tmp_path, bm25={"analyzer": "english"}, rerank={"enabled": False},
+                       gate={"signal": "bm25", "threshold": 123.0, "language_thresholds": {"en": 99.0}})
+    out = tmp_path / "config.calibrated.yaml"
+    assert main(["calibrate", "--dataset", str(dataset(tmp_path)), "--config", str(cfg), "--target-precision",
+                 "0.9", "--out", str(out), "--report", str(tmp_path / "report")]) == 0
+    gate = yaml.safe_load(out.read_text())["gate"]
+    rep = json.loads((tmp_path / "report" / "calibration.json").read_text())
+    assert gate["threshold"] == 123.0 and gate["language_thresholds"]["en"] != 99.0
+    assert rep["fitted"]["bm25:en"]["config_key"] == "gate.language_thresholds.en"
+    assert rep["fitted"]["bm25:en"]["threshold"] == pytest.approx(gate["language_thresholds"]["en"])
+    assert rep["fitted"]["bm25:en"]["reached"]["precision"] >= 0.9
+
+
 def test_bad_inputs_are_typed_errors(tmp_path, cfg, capsys):
     assert main(["eval-abstention", "--dataset", str(tmp_path / "missing.jsonl"), "--config", str(cfg)]) == 2
     assert "not found" in capsys.readouterr().err
