@@ -120,8 +120,8 @@ def run_one(p: Pipeline, set_name: str, qid: str, question: str, gold: Gold, cor
                rej_answered, rej_wrong, res.status, res.reason, correct_of(res), round(seconds, 3))
 
 
-def kolaw_rows(cfg, limit: int | None, log) -> list[Row]:
-    data = load_answer_dataset(KOLAW)
+def kolaw_rows(cfg, limit: int | None, log, folder: Path = KOLAW) -> list[Row]:
+    data = load_answer_dataset(folder)
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="rag-seed001-") as tmp:
         c = cfg.with_overrides({"corpus.paths": [str(data.corpus_path)], "corpus.format": "jsonl",
@@ -206,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--configs", nargs="+", default=["configs/default.yaml", "configs/local-llm.yaml"])
     ap.add_argument("--sets", nargs="+", default=["kolaw-dev", "demo"], choices=["kolaw-dev", "demo"])
+    ap.add_argument("--kolaw", type=Path, default=KOLAW, help="the kolaw-dev folder (corpus.jsonl, questions.jsonl)")
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                     help="override applied to every config (repeatable)")
@@ -231,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"first_valid={r.first_valid!s:5s} correct={r.correct!s:5s} {r.seconds:7.1f}s", flush=True)
 
         for s in args.sets:
-            rows = kolaw_rows(cfg, args.limit, log) if s == "kolaw-dev" else demo_rows(cfg, args.limit, log)
+            rows = kolaw_rows(cfg, args.limit, log, args.kolaw) if s == "kolaw-dev" else demo_rows(cfg, args.limit, log)
             report["runs"].append({"config": path, "set": s, "summary": summarize(rows),
                                    "rows": [asdict(r) for r in rows]})
             out.parent.mkdir(parents=True, exist_ok=True)
