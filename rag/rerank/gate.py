@@ -55,13 +55,21 @@ def signal_values(signal: str, candidates: Sequence[Candidate], rerank: RerankRe
         if rerank is None or not rerank.applied or not candidates:
             return []
         vals = [answerability.probability(candidates, rerank)]
-    elif signal == "probability":
-        vals = [c.probability for c in (rerank.candidates if rerank is not None else ()) if c.probability is not None]
+        return [float(v) for v in vals if math.isfinite(v)]
+    return sorted((v for v, _ in _scored(signal, candidates, rerank)), reverse=True)
+
+
+def _scored(signal: str, candidates: Sequence[Candidate], rerank: RerankResult | None) -> list[tuple[float, Candidate]]:
+    """(finite value, candidate) of a per-candidate signal: ``probability`` (the reranker's), ``fused``,
+    or a retriever's hit score (missing hits skipped)."""
+    if signal == "probability":
+        pairs = [(c.probability, c.candidate) for c in (rerank.candidates if rerank is not None else ())
+                 if c.probability is not None]
     elif signal == "fused":
-        vals = [c.score for c in candidates]
+        pairs = [(c.score, c) for c in candidates]
     else:
-        vals = [h.score for c in candidates if (h := c.hit(signal)) is not None]
-    return sorted((float(v) for v in vals if math.isfinite(v)), reverse=True)
+        pairs = [(h.score, c) for c in candidates if (h := c.hit(signal)) is not None]
+    return [(float(v), c) for v, c in pairs if math.isfinite(v)]
 
 
 def active_signal(config: GateConfig, rerank: RerankResult | None) -> tuple[str, str]:
@@ -84,8 +92,6 @@ class Gate:
         """``language``: the query's (``detect_language``); it picks ``gate.language_thresholds``
         for the main signal. Without it the reranker's detected language is used, if it ran."""
         cfg = self.config
-        if language is None and rerank is not None:
-            language = rerank.language
         if not cfg.enabled:
             return GateDecision(True, "gate_disabled", "none", None, float("-inf"), 0, 0)
         if not candidates:
@@ -130,13 +136,7 @@ class Gate:
 
 
 def _best_text(signal: str, candidates: Sequence[Candidate], rerank: RerankResult | None) -> str | None:
-    """The text of the candidate with the highest finite value of ``signal`` (None when none has one)."""
-    if signal in ("probability", "answerability"):
-        scored = [(c.probability, c.candidate.chunk.text) for c in (rerank.candidates if rerank is not None else ())
-                  if c.probability is not None]
-    elif signal == "fused":
-        scored = [(c.score, c.chunk.text) for c in candidates]
-    else:
-        scored = [(h.score, c.chunk.text) for c in candidates if (h := c.hit(signal)) is not None]
-    scored = [(float(v), t) for v, t in scored if math.isfinite(v)]
-    return max(scored, key=lambda x: x[0])[1] if scored else None
+    """The text of the candidate with the highest value of ``signal`` (for ``answerability``, one
+    value per question, the reranker's probability picks it); None when none has a value."""
+    scored = _scored("probability" if signal == "answerability" else signal, candidates, rerank)
+    return max(scored, key=lambda x: x[0])[1].chunk.text if scored else None
