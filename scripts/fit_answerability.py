@@ -126,26 +126,29 @@ def _rates(p: np.ndarray, y: list[bool], tau: float) -> dict:
             "answers_all": bool(a.all())}
 
 
+def _values(rows: list[dict], feature: str) -> list[float]:
+    """One feature per row, a missing (non-finite) one as -1e9: ranked below every real value."""
+    return [r["features"][feature] if math.isfinite(r["features"][feature]) else -1e9 for r in rows]
+
+
 def single_signal_gates(tables: dict[str, list[dict]], names: list[str], targets: tuple[float, ...]) -> dict:
     """Each plain signal used alone as the gate (no fitting, so every set is left out): per target
     precision, each set's calib-half threshold, the strictest of them, and the rates that threshold
     gives on each set's eval half (on all of kolaw-dev)."""
     out: dict = {}
     for f in ("top_logit", "top_dense", "top_bm25"):
-        def vals(rows):
-            return [r["features"][f] if math.isfinite(r["features"][f]) else -1e9 for r in rows]
         out[f] = {}
         for tp in targets:
             per = {}
             for n in names:
                 cal = [r for r in tables[n] if r["split"] in ("calib", "all")]
-                per[n] = round(calibrate_threshold(vals(cal), [r["answerable"] for r in cal], tp)[0], 6)
+                per[n] = round(calibrate_threshold(_values(cal, f), [r["answerable"] for r in cal], tp)[0], 6)
             tau = max(per.values())
             rates = {}
             for n in names:
                 ev = [r for r in tables[n] if r["split"] in ("eval", "all")]
-                rates[n] = dict(_rates(np.asarray(vals(ev)), [r["answerable"] for r in ev], tau),
-                                auroc=round(auroc(vals(ev), [r["answerable"] for r in ev]), 4))
+                rates[n] = dict(_rates(np.asarray(_values(ev, f)), [r["answerable"] for r in ev], tau),
+                                auroc=round(auroc(_values(ev, f), [r["answerable"] for r in ev]), 4))
             out[f][str(tp)] = {"per_set": per, "strictest": tau, "eval_rates": rates}
             print(f"{f} at precision {tp}: per set {per}; strictest {tau:.4f}")
             for n, r in rates.items():
@@ -186,8 +189,8 @@ def main() -> int:
             m = A.fit(x, y, feats, l2=args.l2)
             hx, hy = _xy(tables[held])
             lodo[sub][held] = round(auroc(m.probabilities(hx).tolist(), hy), 4)
-    single = {f: {n: round(auroc([r["features"][f] if math.isfinite(r["features"][f]) else -1e9 for r in tables[n]],
-                                 [r["answerable"] for r in tables[n]]), 4) for n in names} for f in A.FEATURES}
+    single = {f: {n: round(auroc(_values(tables[n], f), [r["answerable"] for r in tables[n]]), 4) for n in names}
+              for f in A.FEATURES}
     signal_gates = single_signal_gates(tables, names, (0.6, args.target_precision))
     best = max(SUBSETS, key=lambda s: (min(lodo[s].values()), sum(lodo[s].values())))
     print(f"{'features':<20}" + "".join(f"{n:>13}" for n in names) + f"{'worst':>8}")
