@@ -33,6 +33,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import statistics
 import sys
@@ -142,7 +143,7 @@ def kolaw_rows(cfg, limit: int | None, log, folder: Path = KOLAW) -> list[Row]:
 
 
 def demo_rows(cfg, limit: int | None, log) -> list[Row]:
-    from rag.evaluation.faithfulness import normalize_fact_text as flat
+    from rag.cli.answer import demo_verdict
 
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="rag-seed001-") as tmp:
@@ -154,14 +155,8 @@ def demo_rows(cfg, limit: int | None, log) -> list[Row]:
                         tuple(q.get("expected_facts", ())), q.get("forbidden_doc_id"),
                         tuple(q.get("forbidden_text", ())))
 
-            def correct_of(res, gold=gold):
-                if gold.forbidden_doc:  # as `rag demo` scores it: abstaining or answering without the planted claim
-                    return not attempt_wrong(gold, res, {c.source_id: c.document_id for c in res.citations})
-                if not gold.answerable:
-                    return res.status == "insufficient_evidence"
-                cited = {c.document_id for c in res.citations}
-                return (res.status == "answered" and bool(cited & set(gold.doc_ids))
-                        and all(flat(f) in flat(res.answer) for f in gold.facts))
+            def correct_of(res, q=q):  # exactly as `rag demo` scores it
+                return demo_verdict(p, q, res, collections.Counter())[0]
 
             rows.append(run_one(p, "demo", q["id"], q["question"], gold, correct_of, poisoned=bool(gold.forbidden_doc)))
             log(rows[-1])

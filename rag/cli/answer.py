@@ -140,7 +140,7 @@ def cmd_demo(args) -> int:
     tally = {"answered_ok": 0, "answerable": 0, "abstained_ok": 0, "unanswerable": 0, "checks_ok": 0, "checks": 0}
     for _, q in _jsonl(qpath):
         res = p.answer(q["question"])
-        ok, notes = _demo_verdict(p, q, res, tally)
+        ok, notes = demo_verdict(p, q, res, tally)
         print(f"[{'ok ' if ok else 'MISS'}] {q['id']} {q['question']}")
         if res.status == "answered":
             for line in res.answer.splitlines()[:3]:
@@ -164,8 +164,9 @@ def cmd_demo(args) -> int:
     return 0
 
 
-def _demo_verdict(p, q: dict, res, tally: dict) -> tuple[bool, list[str]]:
-    """Score one demo question (see cmd_demo); updates ``tally``."""
+def demo_verdict(p, q: dict, res, tally: dict) -> tuple[bool, list[str]]:
+    """Score one demo question as `rag demo` does (see cmd_demo): whether it passed, and notes; updates
+    ``tally``. Also used by scripts/seed001_experiment.py."""
     from rag.evaluation.faithfulness import normalize_fact_text as flat  # the form eval-answers compares in
 
     notes: list[str] = []
