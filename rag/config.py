@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from rag.errors import ConfigError, ConfigValueError
+from rag.types import Ordering
 
 
 class _Section(BaseModel):
@@ -194,7 +195,7 @@ class ContextConfig(_Section):
     max_blocks: int = Field(8, ge=1)
     max_blocks_per_document: int = Field(6, ge=1)  # chunks follow articles: one law gives several small blocks
     min_block_tokens: int = Field(24, ge=1)
-    ordering: Literal["rank", "reverse", "edges"] = "rank"
+    ordering: Ordering = "rank"
     overlap_policy: Literal["better_ranked", "wider"] = "better_ranked"
     near_duplicates: Literal["drop", "keep"] = "drop"
     near_duplicate_threshold: float = Field(0.85, gt=0, le=1)

@@ -5,6 +5,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, Mapping
 
+Ordering = Literal["rank", "reverse", "edges"]  # how the context orders its blocks (context.ordering)
+
 
 def _freeze(meta: Mapping[str, object] | None) -> Mapping[str, object]:
     return MappingProxyType(dict(meta or {}))

@@ -36,13 +36,12 @@ from rag.context.sanitize import neutralize
 from rag.errors import BudgetError, EvidenceError
 from rag.text.segment import safe_cuts
 from rag.text.tokens import TokenCounter
-from rag.types import Candidate
+from rag.types import Candidate, Ordering
 
 logger = logging.getLogger(__name__)
 
 DropReason = Literal["duplicate", "per_document_cap", "budget", "max_blocks", "unsplittable", "invalid_score",
                      "superseded", "suspected_injection"]
-Ordering = Literal["rank", "reverse", "edges"]
 
 
 # --------------------------------------------------------------------------- input

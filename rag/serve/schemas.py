@@ -5,7 +5,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rag.types import Document, SearchFilter, Turn
+from rag.types import Document, Ordering, SearchFilter, Turn
 
 
 class _Body(BaseModel):
@@ -25,7 +25,7 @@ class Filters(_Body):
 
 class Options(_Body):
     top_k: int | None = Field(None, ge=1, le=200)  # candidates that go to rerank, gate and context
-    ordering: Literal["rank", "reverse", "edges"] | None = None  # context.ordering for this request
+    ordering: Ordering | None = None  # context.ordering for this request
 
 
 class HistoryTurn(_Body):

@@ -28,7 +28,8 @@ TIERS: dict[str, int] = {
     "rag.pipeline": 7,
     "rag.batch": 8,
     "rag.evaluation": 9, "rag.serve": 9,
-    "rag.cli": 10,
+    "rag.bench": 10,
+    "rag.cli": 11,
 }
 FOUNDATION = {u for u, t in TIERS.items() if t == 0}
 # The facade's lazy ``rag.Pipeline`` attribute: importing ``rag`` stays cheap, and
