@@ -34,7 +34,7 @@ from rag.context.builder import ContextBlock
 from rag.text import split_sentences
 from rag.text.facts import clear_caches
 from rag.text.sentences import split_sentences as _split_cached
-from rag.text.support import content_terms, normalize
+from rag.text.lexical import content_terms, normalize
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "kolaw-dev" / "corpus.jsonl"

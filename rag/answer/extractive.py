@@ -42,7 +42,7 @@ from rag.text.lang import detect_language
 from rag.text.questions import QUANTITY_KINDS, wanted_fact
 from rag.text.segment import NOTE, segment
 from rag.text.sentences import answer_sentences
-from rag.text.support import content_terms, find_urls
+from rag.text.lexical import content_terms, find_urls
 
 logger = logging.getLogger(__name__)
 

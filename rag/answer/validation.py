@@ -1,6 +1,6 @@
 """Server-side validation of a generated answer against the prompt's source map.
 
-Checks, in order (every failure is a typed :class:`Violation`, nothing is silently dropped):
+Checks (every failure is a typed :class:`Violation`, nothing is silently dropped):
 
 1. schema: the raw text parses as JSON and matches :class:`~rag.answer.contract.AnswerPayload`;
 2. status contract: ``insufficient_evidence`` carries no citations or markers and no assertion
@@ -19,6 +19,17 @@ Checks, in order (every failure is a typed :class:`Violation`, nothing is silent
    prohibition (``negation_mismatch``). The block's locator (``제16조제1항``) counts as block
    text for references;
 7. no URL in the answer, a claim or a quote (the server's links come from the source map only).
+
+:meth:`CitationValidator.validate` parses (1, :func:`parse_answer`), then runs :data:`CHECKS` in
+order, each a function from a :class:`CheckInput` to a :class:`CheckOutput`; the violations come out
+in that order:
+
+- :func:`check_urls` (7);
+- :func:`check_status` (2; an ``insufficient_evidence`` payload stops here);
+- :func:`check_citations`: per citation, its source id (3), its quote (5), its claim's support (6);
+- :func:`check_sentence_markers`: per sentence, its marker ids (3) and coverage (4);
+- :func:`check_sentence_support`: per sentence, its support (6);
+- :func:`check_citations_referenced`: every citation is used by a marker (4).
 
 Citations are resolved only from the source map: a URL or name the model writes never
 becomes a link.
@@ -40,7 +51,7 @@ from rag.answer.contract import AnswerPayload, Violation, ViolationCode, parse_p
 from rag.answer.support import SupportCheck, check_support, decide, evidence_text
 from rag.text.segment import refine_locator
 from rag.text.sentences import answer_sentences, marker_ids, strip_markers
-from rag.text.support import find_urls, normalize, quote_found
+from rag.text.lexical import find_urls, normalize, quote_found
 from rag.index.embedders import cosines
 
 if TYPE_CHECKING:

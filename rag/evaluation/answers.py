@@ -22,7 +22,7 @@ from rag.context.builder import DropReason
 from rag.evaluation.errors import ExperimentError
 from rag.evaluation.metrics import latency_metrics
 from rag.evaluation.runs import DatasetSpec, Progress, RunCache, RunResult
-from rag.text.support import lexical_support
+from rag.text.lexical import lexical_support
 
 
 def _dig(obj: Any, *path: str) -> Any:

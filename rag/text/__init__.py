@@ -47,7 +47,7 @@ from rag.text.sentences import (
     split_sentences,
     strip_markers,
 )
-from rag.text.support import (
+from rag.text.lexical import (
     content_terms,
     find_urls,
     lexical_support,

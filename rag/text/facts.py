@@ -73,7 +73,7 @@ from rag.text.quantities import (
 )
 from rag.text.segment import NOTE as _NOTE, segment
 from rag.text.sentences import strip_markers
-from rag.text.support import content_terms
+from rag.text.lexical import content_terms
 
 __all__ = ["ALIGN_FALLBACK_MARGIN", "ALIGN_MARGIN", "Evidence", "Kind", "POLARITY_MIN_ALIGN",
            "POLARITY_MIN_ALIGN_EN", "Quantity", "Window", "claim_quantities", "clause_support", "clear_caches",

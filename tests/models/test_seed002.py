@@ -12,7 +12,7 @@ import pytest
 
 from rag.config import load_config
 from rag.pipeline import Pipeline
-from rag.text.support import normalize
+from rag.text.lexical import normalize
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.models

@@ -142,13 +142,13 @@ def test_the_checker_catches_what_it_should(monkeypatch):
     fake["rag.text.tokens"] = fake["rag.text.tokens"] + [(1, "rag.pipeline")]
     fake["rag.context.builder"] = fake["rag.context.builder"] + [(2, "rag.rerank.gate")]
     fake["rag.batch.runner"] = fake["rag.batch.runner"] + [(3, "rag.text.tokens")]
-    fake["rag.text.lang"] = fake["rag.text.lang"] + [(4, "rag.text.support")]  # support -> lang -> support
+    fake["rag.text.lang"] = fake["rag.text.lang"] + [(4, "rag.text.lexical")]  # lexical -> lang -> lexical
     monkeypatch.setitem(globals(), "GRAPH", fake)
     text = "\n".join(_violations())
     assert "rag.text.tokens:1 imports rag.pipeline: upward" in text
     assert "rag.context.builder:2 imports rag.rerank.gate: sibling" in text
     assert "rag.batch.runner:3 imports rag.text.tokens: batch may import only" in text
-    assert any("rag.text.lang" in c and "rag.text.support" in c for c in _cycles())
+    assert any("rag.text.lang" in c and "rag.text.lexical" in c for c in _cycles())
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
