@@ -25,7 +25,7 @@ from functools import lru_cache
 from rag.config import ValidationConfig
 from rag.context.builder import ContextBlock
 from rag.text.facts import (
-    Evidence,
+    EvidenceText,
     Quantity,
     clause_support,
     misplaced_quantities,
@@ -81,7 +81,7 @@ def decide(lexical: float, embedding: float | None, config: ValidationConfig) ->
     return max(lexical, e), lexical >= config.support_threshold or e >= config.embedding_threshold
 
 
-def check_support(claim: str, evidence_text: Evidence, config: ValidationConfig, *,
+def check_support(claim: str, evidence_text: EvidenceText, config: ValidationConfig, *,
                   embedding: float | None = None) -> SupportCheck:
     """Check ``claim`` (``[S#]`` markers are ignored) against ``evidence_text``: one text, or a tuple of
     the texts of several cited blocks (a window never spans two blocks). ``embedding`` is the
@@ -92,7 +92,7 @@ def check_support(claim: str, evidence_text: Evidence, config: ValidationConfig,
 
 
 @lru_cache(maxsize=4096)
-def _facts(claim: str, evidence: Evidence) -> tuple[float, tuple[Quantity, ...], tuple[Quantity, ...], str | None]:
+def _facts(claim: str, evidence: EvidenceText) -> tuple[float, tuple[Quantity, ...], tuple[Quantity, ...], str | None]:
     """What does not depend on the config, cached: an answer sentence usually repeats its citation's claim."""
     return (clause_support(claim, evidence), unsupported_quantities(claim, evidence),
             misplaced_quantities(claim, evidence), polarity_mismatch(claim, evidence))

@@ -26,16 +26,26 @@ from functools import lru_cache
 from rag.text.quantities import extract_quantities, normalize_facts
 from rag.text.sentences import strip_markers
 
+__all__ = ["antonym_forms", "clause_polarity", "clean_clause", "dropped_limit", "may_drop_limit",
+           "may_have_opposites", "opposite_words", "predicate_polarity", "strip_brackets", "word_stems"]
+
 
 # --------------------------------------------------------------------------- clauses
 _PAREN = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|<[^<>]*>")
 
 
-def _clean(text: str) -> str:
+def strip_brackets(text: str, replacement: str = "") -> str:
+    """``text`` with what stands in ``( )``, ``[ ]`` and ``< >`` replaced by ``replacement``, nested
+    pairs included."""
     prev = None
     while prev != text:
-        prev, text = text, _PAREN.sub("", text)
-    return " ".join(text.replace("**", " ").split())
+        prev, text = text, _PAREN.sub(replacement, text)
+    return text
+
+
+def clean_clause(text: str) -> str:
+    """A clause as polarity reads it: without what stands in brackets, bold marks and extra whitespace."""
+    return " ".join(strip_brackets(text).replace("**", " ").split())
 
 
 # --------------------------------------------------------------------------- polarity
@@ -90,11 +100,11 @@ _EN_DEONTIC = re.compile(r"(?i)\b(?:must|shall|may|can|cannot|could|should|need|
                          r"prohibited|forbidden|allowed|permitted|entitled|obliged|obligated|eligible)\b|can't|mustn't")
 
 
-def _polarity(clause: str) -> tuple[int | None, bool, str]:
+def clause_polarity(clause: str) -> tuple[int | None, bool, str]:
     """(sign, bound, head): the sign of the final predicate, whether that predicate is a bound
     (``초과할 수 없다``, ``넘지 못한다``, ``may not exceed``, which says the same as ``까지``/``이하``), and the
     stem of the predicate's head word (Korean only)."""
-    text = _clean(strip_markers(clause)).rstrip(" .。!?\"'”’)]:;,")
+    text = clean_clause(strip_markers(clause)).rstrip(" .。!?\"'”’)]:;,")
     if not text:
         return None, False, ""
     if not re.search(r"[가-힣]", text):
@@ -121,7 +131,7 @@ def _polarity(clause: str) -> tuple[int | None, bool, str]:
 
 def predicate_polarity(clause: str) -> int | None:
     """+1 affirmative, -1 negative, None when the clause ends in no predicate (a noun phrase)."""
-    return _polarity(clause)[0]
+    return clause_polarity(clause)[0]
 
 
 _EXCLUSIVE = re.compile(r"[^,.;]{0,16}?(?:까지만|에게만|에만|만을|만이|만\s|만$|에\s?한하여|에\s?한한다|에\s?한정)")
@@ -129,10 +139,16 @@ _UNIVERSAL = re.compile(r"(?<![가-힣])(?:모두|전액|전부|모든|누구나
                         r"whole|any time|always)\b)")
 
 
-def _scope_flip(claim: str, evidence: str) -> str | None:
+def may_drop_limit(claim: str) -> bool:
+    """The claim says ``모두``/``전액``/``all`` and no ``만``/``only``: it could drop a limit of its source
+    (see :func:`dropped_limit`)."""
+    return not _EXCLUSIVE_ANY.search(claim) and bool(_UNIVERSAL.search(claim))
+
+
+def dropped_limit(claim: str, evidence: str) -> str | None:
     """The evidence limits a quantity (``1명에게만``, ``2분의 1…까지만``) and the claim drops the limit and
     says ``모두``/``전액``/``all`` instead: the quantity of the claim's statement is flipped."""
-    if _EXCLUSIVE_ANY.search(claim) or not _UNIVERSAL.search(claim) or _UNIVERSAL.search(evidence):
+    if not may_drop_limit(claim) or _UNIVERSAL.search(evidence):
         return None
     t = normalize_facts(evidence)
     for q in extract_quantities(evidence):
@@ -157,18 +173,18 @@ _STEM = re.compile(r"([가-힣]{2,}?)(?:" + "|".join(_KO_STEM_SUFFIXES) + r")(?!
 
 
 @lru_cache(maxsize=20_000)
-def _stems(text: str) -> frozenset[str]:
+def word_stems(text: str) -> frozenset[str]:
     """Words with their longest ending or particle stripped (Korean; a stem keeps two syllables), or
     lowercased (English)."""
     return frozenset(m.group(1) or m.group(2) or m.group(3).lower() for m in _STEM.finditer(text))
 
 
 @lru_cache(maxsize=20_000)
-def _antonym_forms(claim: str) -> dict[str, str]:
+def antonym_forms(claim: str) -> dict[str, str]:
     """The opposite forms of the claim's words (``공개`` → ``비공개``, ``불공개``…; ``유급`` → ``무급``;
     ``unpaid`` → ``paid``), each mapped to the claim's word."""
     forms: dict[str, str] = {}
-    for w in _stems(claim):
+    for w in word_stems(claim):
         korean = "가" <= w[0] <= "힣"
         prefixes = _ANTONYM_PREFIXES if korean else _EN_ANTONYM_PREFIXES
         min_rest = 2 if korean else 4
@@ -182,15 +198,25 @@ def _antonym_forms(claim: str) -> dict[str, str]:
     return forms
 
 
-def _antonym(claim: str, evidence: str) -> tuple[str, str] | None:
-    c, e = _stems(claim), _stems(evidence)
+def may_have_opposites(claim: str, evidence_stems: frozenset[str], evidence: str) -> bool:
+    """A cheap first test for :func:`opposite_words`: the claim has a word whose opposite form occurs among
+    ``evidence_stems`` (:func:`word_stems` of the evidence), or one word of an opposite pair while
+    ``evidence`` has the other."""
+    return bool(antonym_forms(claim).keys() & evidence_stems) or any(
+        (x in claim and y in evidence) or (y in claim and x in evidence) for x, y in _ANTONYM_PAIRS)
+
+
+def opposite_words(claim: str, evidence: str) -> tuple[str, str] | None:
+    """(the claim's word, its opposite in the evidence) when the claim uses the opposite of a word there
+    (``유급``/``무급``, ``공개``/``비공개``, ``포함``/``제외``); None otherwise."""
+    c, e = word_stems(claim), word_stems(evidence)
     for a, b in _ANTONYM_PAIRS:
         for x, y in ((a, b), (b, a)):
             if x not in claim or y not in evidence or x in evidence:
                 continue  # a substring test first: the pairs rarely occur at all
             if any(w.startswith(x) for w in c - e) and any(w.startswith(y) for w in e - c):
                 return x, y
-    forms = _antonym_forms(claim)
+    forms = antonym_forms(claim)
     for form in sorted(forms.keys() & e):
         word = forms[form]
         if word not in e and form not in c:
