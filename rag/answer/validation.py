@@ -38,8 +38,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -50,7 +51,7 @@ from rag.errors import ConfigError
 from rag.answer.contract import AnswerPayload, Violation, ViolationCode, parse_payload
 from rag.answer.support import SupportCheck, check_support, decide, evidence_text
 from rag.text.segment import refine_locator
-from rag.text.sentences import answer_sentences, marker_ids, strip_markers
+from rag.text.sentences import Sentence, answer_sentences, marker_ids, strip_markers
 from rag.text.lexical import find_urls, normalize, quote_found
 from rag.index.embedders import cosines
 
@@ -169,6 +170,229 @@ def _short(text: str, n: int = 160) -> str:
     return t if len(t) <= n else t[:n - 1] + "…"
 
 
+# -- the checks --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CheckInput:
+    """What every check reads: the parsed payload, the prompt's source map and the validator's settings."""
+
+    payload: AnswerPayload
+    source_map: Mapping[str, ContextBlock]
+    config: ValidationConfig
+    abstention_texts: frozenset[str]  # normalized (rag.text.normalize)
+    cosines: Callable[[Sequence[str], Sequence[str]], np.ndarray]  # the embedder's, for the embedding methods
+
+    @cached_property
+    def sentences(self) -> tuple[Sentence, ...]:
+        return answer_sentences(self.payload.answer)
+
+    def valid_ids(self, ids: Sequence[str]) -> tuple[str, ...]:
+        return tuple(x for x in ids if x in self.source_map)
+
+
+@dataclass(frozen=True)
+class CheckOutput:
+    """What one check found. ``final``: no later check runs."""
+
+    violations: tuple[Violation, ...] = ()
+    citations: tuple[CitationCheck, ...] = ()
+    sentences: tuple[SentenceCheck, ...] = ()
+    final: bool = False
+
+
+Check = Callable[[CheckInput], CheckOutput]
+
+
+def parse_answer(payload: AnswerPayload | str) -> AnswerPayload | Violation:
+    """Check 1 (schema): raw text parsed into an :class:`AnswerPayload`, or the violation that says why not."""
+    if not isinstance(payload, str):
+        return payload
+    parsed = parse_payload(payload)
+    if parsed.payload is not None:
+        return parsed.payload
+    code: ViolationCode = "invalid_json" if (parsed.error or "").startswith(("not valid JSON", "empty")) else "schema"
+    return Violation(code, f"the reply is not a valid answer object: {parsed.error}")
+
+
+def check_urls(inp: CheckInput) -> CheckOutput:
+    """Check 7: no URL in the answer, a claim or a quote (``validation.reject_urls``)."""
+    if not inp.config.reject_urls:
+        return CheckOutput()
+    fields = [("the answer", inp.payload.answer)] + [(f"citation {i + 1}", f"{c.claim} {c.quote}")
+                                                     for i, c in enumerate(inp.payload.citations)]
+    return CheckOutput(tuple(Violation("url_in_answer", f"{where} contains the URL {url!r}; never write URLs, cite "
+                                       "sources with their [S#] ids only")
+                             for where, text in fields for url in find_urls(text)))
+
+
+def check_status(inp: CheckInput) -> CheckOutput:
+    """Check 2: the status contract. An ``insufficient_evidence`` payload ends the run here."""
+    payload, answer = inp.payload, inp.payload.answer
+    out: list[Violation] = []
+    if payload.status == "insufficient_evidence":
+        if payload.citations:
+            out.append(Violation("status_contract", f"status is insufficient_evidence but {len(payload.citations)} "
+                                 "citations were given; give none"))
+        if marker_ids(answer):
+            out.append(Violation("status_contract", "status is insufficient_evidence but the answer carries source "
+                                 f"markers {list(marker_ids(answer))}; remove them"))
+        if answer.strip() and normalize(answer) not in inp.abstention_texts:
+            out.append(Violation("status_contract", "an insufficient_evidence answer carries no assertion: leave "
+                                 "answer empty"))
+        return CheckOutput(tuple(out), final=True)
+    if not answer.strip():
+        out.append(Violation("empty_answer", "status is answered but the answer text is empty"))
+    if not payload.citations:
+        out.append(Violation("status_contract", "status is answered but there are no citations; cite the sources "
+                             "that support each sentence"))
+    return CheckOutput(tuple(out))
+
+
+def check_citations(inp: CheckInput) -> CheckOutput:
+    """Checks 3, 5 and 6 for each citation in turn: its source id, its quote, its claim's support."""
+    s, source_map = inp.config, inp.source_map
+    known = [(i, c) for i, c in enumerate(inp.payload.citations) if c.source_id in source_map]
+    embedding: dict[int, float] = {}
+    if s.support_method != "lexical" and known and s.check_claims:
+        sims = inp.cosines([c.claim for _, c in known], [source_map[c.source_id].text for _, c in known])
+        embedding = {i: float(sims[k, k]) for k, (i, _) in enumerate(known)}
+    violations: list[Violation] = []
+    checks: list[CitationCheck] = []
+    for i, c in enumerate(inp.payload.citations):
+        block = source_map.get(c.source_id)
+        if block is None:
+            violations.append(Violation("unknown_source", f"citation {i + 1} names {c.source_id!r}, which is not a "
+                                        f"source of this prompt (valid: {', '.join(source_map)})",
+                                        source_id=c.source_id))
+            checks.append(CitationCheck(i, c.source_id, False, c.claim, c.quote, False, 0.0, 0.0, None, False))
+            continue
+        found, quote_violation = _quote(i, c.source_id, c.quote, block, s)
+        violations.extend(quote_violation)
+        sc = check_support(c.claim, evidence_text(block), s, embedding=embedding.get(i))
+        if not s.check_claims:
+            checks.append(CitationCheck(i, c.source_id, True, c.claim, c.quote, found, sc.lexical, sc.lexical,
+                                        sc.embedding, True))
+            continue
+        violations.extend(_claim_violations(i, c.source_id, c.claim, sc))
+        checks.append(CitationCheck(i, c.source_id, True, c.claim, c.quote, found, sc.score, sc.lexical,
+                                    sc.embedding, sc.supported, sc.numbers_ok, sc.polarity_ok, sc.quantity_texts(),
+                                    sc.polarity))
+    return CheckOutput(tuple(violations), citations=tuple(checks))
+
+
+def _quote(i: int, source_id: str, quote: str, block: ContextBlock,
+           s: ValidationConfig) -> tuple[bool, tuple[Violation, ...]]:
+    """Check 5 for citation ``i``: (the quote occurs in its block, the violation if it does not or is missing)."""
+    if not quote.strip():
+        if s.require_quotes:
+            return False, (Violation("missing_quote", f"citation {i + 1} ({source_id}) has no quote; copy a passage "
+                                     "from that source exactly", source_id=source_id),)
+        return False, ()
+    if quote_found(quote, block.text):
+        return True, ()
+    return False, (Violation("quote_not_found", f"the quote of citation {i + 1} ({_short(quote, 80)!r}) does not "
+                             f"occur in {source_id}; copy it exactly from that source", source_id=source_id),)
+
+
+def _claim_violations(i: int, source_id: str, claim: str, sc: SupportCheck) -> list[Violation]:
+    """Check 6 for the claim of citation ``i``: its score, numbers and polarity against its block."""
+    out: list[Violation] = []
+    if not sc.score_ok:
+        out.append(Violation("unsupported_claim", f"the claim of citation {i + 1} ({_short(claim, 80)!r}) is not "
+                             f"supported by {source_id} (support {sc.score:.2f})", source_id=source_id))
+    out.extend(_fact_violations(sc, f"the claim of citation {i + 1} ({_short(claim, 80)!r})", source_id, source_id,
+                                None))
+    return out
+
+
+def check_sentence_markers(inp: CheckInput) -> CheckOutput:
+    """Checks 3 and 4 for each answer sentence: its markers name blocks of this prompt, it has at least
+    one, and each id it uses has a citation entry."""
+    cited = {c.source_id for c in inp.payload.citations}
+    out: list[Violation] = []
+    for k, sent in enumerate(inp.sentences):
+        ids = marker_ids(sent.text)
+        valid = inp.valid_ids(ids)
+        for bad in (x for x in ids if x not in inp.source_map):
+            out.append(Violation("unknown_marker", f"sentence {k + 1} cites [{bad}], which is not a source of this "
+                                 "prompt", source_id=bad, sentence=sent.text))
+        if not valid:
+            if not ids:
+                out.append(Violation("missing_marker", f"sentence {k + 1} has no [S#] marker: {_short(sent.text)!r}; "
+                                     "end every sentence with the ids of its sources", sentence=sent.text))
+            continue
+        for x in valid:
+            if x not in cited:
+                out.append(Violation("marker_without_citation", f"sentence {k + 1} cites [{x}] but the citations "
+                                     f"list has no entry for {x}", source_id=x, sentence=sent.text))
+    return CheckOutput(tuple(out))
+
+
+def check_sentence_support(inp: CheckInput) -> CheckOutput:
+    """Check 6 for each answer sentence with a valid marker, against the union of its valid blocks."""
+    s, source_map = inp.config, inp.source_map
+    to_check = [(k, strip_markers(sent.text), inp.valid_ids(marker_ids(sent.text)))
+                for k, sent in enumerate(inp.sentences)]
+    to_check = [(k, text, valid) for k, text, valid in to_check if valid]
+    embedding: dict[int, float] = {}
+    if s.support_method != "lexical" and to_check:
+        blocks = sorted({x for _, _, v in to_check for x in v})
+        sims = inp.cosines([t for _, t, _ in to_check], [source_map[b].text for b in blocks])
+        col = {b: j for j, b in enumerate(blocks)}
+        embedding = {k: max(float(sims[r, col[x]]) for x in v) for r, (k, _, v) in enumerate(to_check)}
+    checked = {k: text for k, text, _ in to_check}
+    violations: list[Violation] = []
+    checks: list[SentenceCheck] = []
+    for k, sent in enumerate(inp.sentences):
+        ids = marker_ids(sent.text)
+        valid = inp.valid_ids(ids)
+        if k not in checked:
+            checks.append(SentenceCheck(k, sent.text, ids, valid, None, False))
+            continue
+        texts = tuple(evidence_text(source_map[x]) for x in valid)  # each block cached on its own
+        sc = check_support(checked[k], texts[0] if len(texts) == 1 else texts, s, embedding=embedding.get(k))
+        if not sc.score_ok:
+            violations.append(Violation("unsupported_sentence", f"sentence {k + 1} ({_short(sent.text)!r}) is not "
+                                        f"supported by {', '.join(valid)} (support {sc.score:.2f} < threshold)",
+                                        sentence=sent.text))
+        violations.extend(_fact_violations(sc, f"sentence {k + 1} ({_short(sent.text)!r})", ", ".join(valid), None,
+                                           sent.text))
+        checks.append(SentenceCheck(k, sent.text, ids, valid, sc.score, sc.supported, sc.numbers_ok, sc.polarity_ok,
+                                    sc.quantity_texts(), sc.polarity))
+    return CheckOutput(tuple(violations), sentences=tuple(checks))
+
+
+def check_citations_referenced(inp: CheckInput) -> CheckOutput:
+    """Check 4, the other way round: every citation of a known block is used by a marker (reported once per id)."""
+    used = {x for sent in inp.sentences for x in inp.valid_ids(marker_ids(sent.text))}
+    out: list[Violation] = []
+    for c in inp.payload.citations:
+        if c.source_id in inp.source_map and c.source_id not in used:
+            out.append(Violation("citation_not_referenced", f"citation {c.source_id} is never cited by a [S#] marker "
+                                 "in the answer", source_id=c.source_id))
+            used.add(c.source_id)
+    return CheckOutput(tuple(out))
+
+
+# The order the checks run in, and so the order of the violations in a report.
+CHECKS: tuple[Check, ...] = (check_urls, check_status, check_citations, check_sentence_markers,
+                             check_sentence_support, check_citations_referenced)
+
+
+def run_checks(inp: CheckInput, checks: Sequence[Check] = CHECKS) -> CheckOutput:
+    """``checks`` in order, their findings concatenated; a ``final`` output stops the run."""
+    violations: list[Violation] = []
+    citations: list[CitationCheck] = []
+    sentences: list[SentenceCheck] = []
+    for check in checks:
+        out = check(inp)
+        violations.extend(out.violations)
+        citations.extend(out.citations)
+        sentences.extend(out.sentences)
+        if out.final:
+            break
+    return CheckOutput(tuple(violations), tuple(citations), tuple(sentences))
+
+
 class CitationValidator:
     """Validates payloads against a source map. Stores settings only; the embedder is optional."""
 
@@ -196,139 +420,11 @@ class CitationValidator:
     # -- main -------------------------------------------------------------------
     def validate(self, payload: AnswerPayload | str, source_map: Mapping[str, ContextBlock]) -> ValidationReport:
         t0 = time.perf_counter()
-        if isinstance(payload, str):
-            parsed = parse_payload(payload)
-            if parsed.payload is None:
-                code: ViolationCode = "invalid_json" if (parsed.error or "").startswith(("not valid JSON", "empty")) \
-                    else "schema"
-                v = Violation(code, f"the reply is not a valid answer object: {parsed.error}")
-                return ValidationReport(None, "", None, (v,), (), (), (), time.perf_counter() - t0)
-            payload = parsed.payload
-        s = self.config
-        violations: list[Violation] = []
-        answer = payload.answer
-
-        if s.reject_urls:
-            fields = [("the answer", answer)] + [(f"citation {i + 1}", f"{c.claim} {c.quote}")
-                                                  for i, c in enumerate(payload.citations)]
-            for where, text in fields:
-                for url in find_urls(text):
-                    violations.append(Violation("url_in_answer", f"{where} contains the URL {url!r}; never write "
-                                                "URLs, cite sources with their [S#] ids only"))
-
-        if payload.status == "insufficient_evidence":
-            if payload.citations:
-                violations.append(Violation("status_contract", f"status is insufficient_evidence but "
-                                            f"{len(payload.citations)} citations were given; give none"))
-            if marker_ids(answer):
-                violations.append(Violation("status_contract", "status is insufficient_evidence but the answer "
-                                            f"carries source markers {list(marker_ids(answer))}; remove them"))
-            if answer.strip() and normalize(answer) not in self.abstention_texts:
-                violations.append(Violation("status_contract", "an insufficient_evidence answer carries no "
-                                            "assertion: leave answer empty"))
-            return self._report(payload, violations, (), (), source_map, t0)
-
-        if not answer.strip():
-            violations.append(Violation("empty_answer", "status is answered but the answer text is empty"))
-        if not payload.citations:
-            violations.append(Violation("status_contract", "status is answered but there are no citations; cite "
-                                        "the sources that support each sentence"))
-
-        # citations: known ids, quotes, claim support
-        cited_ids = {c.source_id for c in payload.citations}
-        checks: list[CitationCheck] = []
-        known_cites = [(i, c) for i, c in enumerate(payload.citations) if c.source_id in source_map]
-        emb_claims: dict[int, float] = {}
-        if s.support_method != "lexical" and known_cites and s.check_claims:
-            sims = self._cosines([c.claim for _, c in known_cites],
-                                 [source_map[c.source_id].text for _, c in known_cites])
-            emb_claims = {i: float(sims[k, k]) for k, (i, _) in enumerate(known_cites)}
-        for i, c in enumerate(payload.citations):
-            block = source_map.get(c.source_id)
-            if block is None:
-                violations.append(Violation("unknown_source", f"citation {i + 1} names {c.source_id!r}, which is "
-                                            f"not a source of this prompt (valid: {', '.join(source_map)})",
-                                            source_id=c.source_id))
-                checks.append(CitationCheck(i, c.source_id, False, c.claim, c.quote, False, 0.0, 0.0, None, False))
-                continue
-            found = quote_found(c.quote, block.text) if c.quote.strip() else False
-            if not c.quote.strip():
-                if s.require_quotes:
-                    violations.append(Violation("missing_quote", f"citation {i + 1} ({c.source_id}) has no quote; "
-                                                "copy a passage from that source exactly", source_id=c.source_id))
-            elif not found:
-                violations.append(Violation("quote_not_found", f"the quote of citation {i + 1} "
-                                            f"({_short(c.quote, 80)!r}) does not occur in {c.source_id}; copy it "
-                                            "exactly from that source", source_id=c.source_id))
-            sc = check_support(c.claim, evidence_text(block), s, embedding=emb_claims.get(i))
-            if not s.check_claims:
-                checks.append(CitationCheck(i, c.source_id, True, c.claim, c.quote, found, sc.lexical, sc.lexical,
-                                            sc.embedding, True))
-                continue
-            if not sc.score_ok:
-                violations.append(Violation("unsupported_claim", f"the claim of citation {i + 1} "
-                                            f"({_short(c.claim, 80)!r}) is not supported by {c.source_id} "
-                                            f"(support {sc.score:.2f})", source_id=c.source_id))
-            violations.extend(_fact_violations(sc, f"the claim of citation {i + 1} ({_short(c.claim, 80)!r})",
-                                               c.source_id, c.source_id, None))
-            checks.append(CitationCheck(i, c.source_id, True, c.claim, c.quote, found, sc.score, sc.lexical,
-                                        sc.embedding, sc.supported, sc.numbers_ok, sc.polarity_ok,
-                                        sc.quantity_texts(), sc.polarity))
-
-        # sentences: coverage and support
-        sentences = answer_sentences(answer)
-        sent_checks: list[SentenceCheck] = []
-        used_ids: set[str] = set()
-        to_embed: list[tuple[int, str, tuple[str, ...]]] = []
-        for k, sent in enumerate(sentences):
-            ids = marker_ids(sent.text)
-            valid = tuple(x for x in ids if x in source_map)
-            used_ids.update(valid)
-            for bad in (x for x in ids if x not in source_map):
-                violations.append(Violation("unknown_marker", f"sentence {k + 1} cites [{bad}], which is not a "
-                                            f"source of this prompt", source_id=bad, sentence=sent.text))
-            if not valid:
-                if not ids:
-                    violations.append(Violation("missing_marker", f"sentence {k + 1} has no [S#] marker: "
-                                                f"{_short(sent.text)!r}; end every sentence with the ids of its "
-                                                "sources", sentence=sent.text))
-                continue
-            for x in valid:
-                if x not in cited_ids:
-                    violations.append(Violation("marker_without_citation", f"sentence {k + 1} cites [{x}] but the "
-                                                f"citations list has no entry for {x}", source_id=x,
-                                                sentence=sent.text))
-            to_embed.append((k, strip_markers(sent.text), valid))
-        emb_of: dict[int, float] = {}
-        if s.support_method != "lexical" and to_embed:
-            blocks = sorted({x for _, _, v in to_embed for x in v})
-            sims = self._cosines([t for _, t, _ in to_embed], [source_map[b].text for b in blocks])
-            col = {b: j for j, b in enumerate(blocks)}
-            emb_of = {k: max(float(sims[r, col[x]]) for x in v) for r, (k, _, v) in enumerate(to_embed)}
-        checked = {k: (text, valid) for k, text, valid in to_embed}
-        for k, sent in enumerate(sentences):
-            ids = marker_ids(sent.text)
-            valid = tuple(x for x in ids if x in source_map)
-            if k not in checked:
-                sent_checks.append(SentenceCheck(k, sent.text, ids, valid, None, False))
-                continue
-            texts = tuple(evidence_text(source_map[x]) for x in valid)  # each block cached on its own
-            sc = check_support(checked[k][0], texts[0] if len(texts) == 1 else texts, s, embedding=emb_of.get(k))
-            if not sc.score_ok:
-                violations.append(Violation("unsupported_sentence", f"sentence {k + 1} ({_short(sent.text)!r}) is "
-                                            f"not supported by {', '.join(valid)} (support {sc.score:.2f} < "
-                                            "threshold)", sentence=sent.text))
-            violations.extend(_fact_violations(sc, f"sentence {k + 1} ({_short(sent.text)!r})", ", ".join(valid),
-                                               None, sent.text))
-            sent_checks.append(SentenceCheck(k, sent.text, ids, valid, sc.score, sc.supported, sc.numbers_ok,
-                                             sc.polarity_ok, sc.quantity_texts(), sc.polarity))
-
-        for c in payload.citations:
-            if c.source_id in source_map and c.source_id not in used_ids:
-                violations.append(Violation("citation_not_referenced", f"citation {c.source_id} is never cited by "
-                                            "a [S#] marker in the answer", source_id=c.source_id))
-                used_ids.add(c.source_id)  # report once per id
-        return self._report(payload, violations, tuple(checks), tuple(sent_checks), source_map, t0)
+        parsed = parse_answer(payload)
+        if isinstance(parsed, Violation):
+            return ValidationReport(None, "", None, (parsed,), (), (), (), time.perf_counter() - t0)
+        found = run_checks(CheckInput(parsed, source_map, self.config, self.abstention_texts, self._cosines))
+        return self._report(parsed, list(found.violations), found.citations, found.sentences, source_map, t0)
 
     def _report(self, payload: AnswerPayload, violations: list[Violation], checks: tuple[CitationCheck, ...],
                 sents: tuple[SentenceCheck, ...], source_map: Mapping[str, ContextBlock],
