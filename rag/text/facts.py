@@ -8,10 +8,10 @@ from an evidence text (its quantities, windows, clauses, term weights) is cached
 with ``functools.lru_cache``, so checking a new claim against blocks seen before costs little;
 :func:`clear_caches` empties those caches.
 
-Quantities are read by :mod:`rag.text.quantities`, the polarity of a clause by :mod:`rag.text.polarity`,
-the clauses and windows of an evidence text by :mod:`rag.text.windows`; this module aligns a claim with
-its evidence, and its public names include theirs (``from rag.text.facts import extract_quantities``
-keeps working).
+Quantities are read by :mod:`rag.text.quantities` (their values and units: :mod:`rag.text.units`), the
+polarity of a clause by :mod:`rag.text.polarity`, the clauses and windows of an evidence text by
+:mod:`rag.text.windows`; this module aligns a claim with its evidence, and its public names include
+theirs (``from rag.text.facts import extract_quantities`` keeps working).
 
 Matching (:func:`unsupported_quantities`, :func:`misplaced_quantities`)
     A claim quantity is supported by an evidence quantity of equal value in the same
@@ -60,18 +60,11 @@ from rag.text.polarity import (
     predicate_polarity,
     word_stems,
 )
-from rag.text.quantities import (
-    Kind,
-    Quantity,
-    claim_quantities,
-    extract_quantities,
-    normalize_facts,
-    parse_english_number,
-    parse_korean_number,
-    same_quantity,
-)
+from rag.text.numerals import parse_english_number, parse_korean_number
+from rag.text.quantities import claim_quantities, extract_quantities, normalize_facts
 from rag.text.segment import NOTE
 from rag.text.sentences import strip_markers
+from rag.text.units import Kind, Quantity, same_quantity
 from rag.text.windows import (
     EvidenceClause,
     EvidenceText,

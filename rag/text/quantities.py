@@ -1,7 +1,8 @@
 """Quantities a text states: numbers with their units, dates, ratios and statute references, read
-into :class:`Quantity` values (:func:`extract_quantities`, :func:`claim_quantities`), and when a claim's
-quantity states what an evidence quantity states (:func:`same_quantity`). Pure functions over text;
-:func:`rag.text.facts.clear_caches` empties the caches.
+into :class:`Quantity` values (:func:`extract_quantities`, :func:`claim_quantities`). Pure functions
+over text; :func:`rag.text.facts.clear_caches` empties the caches. Numerals are read by
+:mod:`rag.text.numerals`; the units, their conversion and when a claim's quantity states what an
+evidence quantity states (:func:`same_quantity`) are :mod:`rag.text.units` (both re-exported here).
 
 Quantities (:func:`extract_quantities`)
     Arabic numbers (``20,000``, ``3.5``), Korean numerals and composites (``1억6천500만원`` =
@@ -35,45 +36,45 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
-from typing import Literal
 
 from rag.text.lang import ZERO_WIDTH
+from rag.text.numerals import (
+    ARABIC_NUMERAL,
+    ENGLISH_MAGNITUDES,
+    ENGLISH_NUMERAL,
+    ENGLISH_ORDINALS,
+    HANGUL_NUMERAL,
+    NATIVE_DAYS,
+    NATIVE_NUMERALS,
+    NUMERAL,
+    month_number,
+    parse_english_number,
+    parse_korean_number,
+)
 from rag.text.sentences import strip_markers
+from rag.text.units import (
+    ENGLISH_RATE,
+    ENGLISH_RATE_UNITS,
+    ENGLISH_REFERENCE_UNITS,
+    ENGLISH_TIMES,
+    ENGLISH_UNITS,
+    KOREAN_UNITS,
+    MONEY_PREFIX_UNITS,
+    NATIVE_COUNTERS,
+    RATE_PREFIX,
+    RATE_PREFIX_UNITS,
+    REFERENCE_UNITS,
+    Kind,
+    Quantity,
+    is_rate,
+    same_quantity,
+    unit_after,
+)
 
-Kind = Literal["count", "money", "period", "ratio", "percent", "date", "measure", "reference"]
-
-
-@dataclass(frozen=True)
-class Quantity:
-    """One quantity as stated in a text.
-
-    ``value`` is in the canonical ``unit`` of its dimension (``2주일``: 14, ``day``); ``number``
-    is the number as written (2). Dates keep their parts in ``value`` as ``yyyymmdd`` (missing
-    parts are zero; ``unit`` says which parts exist). ``text`` is the span in the normalised
-    text (NFKC, paragraph marks spelt out) at ``start``..``end``."""
-
-    value: Fraction
-    unit: str
-    kind: Kind
-    text: str
-    number: Fraction
-    start: int = 0
-    end: int = 0
-    rate: bool = False  # a "per" denominator: 연 60일, 1일에 4시간, per year
-    implied: bool = False  # no numeral written: 연/월/매월 (one year / month), list enumerators
-    # float copies of value and number: a cheap first test before the exact Fraction comparison
-    fvalue: float = field(default=0.0, init=False, repr=False, compare=False)
-    fnumber: float = field(default=0.0, init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "fvalue", float(self.value))
-        object.__setattr__(self, "fnumber", float(self.number))
-
-    def describe(self) -> str:
-        return self.text.strip()
+__all__ = ["Kind", "Quantity", "claim_quantities", "extract_quantities", "normalize_facts", "parse_english_number",
+           "parse_korean_number", "same_quantity"]
 
 
 # --------------------------------------------------------------------------- normalisation
@@ -95,183 +96,7 @@ def normalize_facts(text: str) -> str:
     return _HTML_TAG.sub(" ", text).replace("\\.", ".").replace("\\", "")
 
 
-# --------------------------------------------------------------------------- numerals
-_AR = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-_KDIGIT = {"일": 1, "이": 2, "삼": 3, "사": 4, "오": 5, "육": 6, "칠": 7, "팔": 8, "구": 9}
-_SMALL = {"십": 10, "백": 100, "천": 1000}
-_BIG = {"만": 10 ** 4, "억": 10 ** 8, "조": 10 ** 12}
-# an Arabic number, optionally with Korean magnitudes: 20,000 / 3.5 / 2만 / 1억6천500만 / 1억 5천만
-# 만 is a magnitude before a number, a unit or a comparison (2만원, 1만 명, 3만 이상), and the particle
-# "only" otherwise (2분의 1만 지급한다)
-_MAN = r"만(?=\s?(?:\d|[원명개건배회주호천억여톤]|달러|유로|엔|가구|세대|이상|이하|미만|초과|[A-Za-z$]))"
-_MAG = rf"(?:[십백천억]|{_MAN})"
-_NUM = rf"(?:{_AR})(?:\s?{_MAG}+(?:\s?(?:{_AR}))?)*(?:조(?=\s?\d|\s?[억만원]))?"
-_HANGUL_NUM = r"[일이삼사오육칠팔구]?(?:[십백천][일이삼사오육칠팔구]?)+[만억]?|[일이삼사오육칠팔구십백천]+[만억]"
-
-
-def parse_korean_number(text: str) -> Fraction | None:
-    """The value of an Arabic, Korean or mixed numeral (``1억6천500만`` → 165000000); None if it is not one."""
-    tokens = re.findall(rf"{_AR}|[일이삼사오육칠팔구십백천만억조]", text.replace(" ", ""))
-    if not tokens or "".join(tokens) != text.replace(" ", ""):
-        return None
-    total, group = Fraction(0), Fraction(0)
-    cur: Fraction | None = None
-    for tok in tokens:
-        if tok[0].isdigit():
-            cur = Fraction(tok.replace(",", ""))
-        elif tok in _KDIGIT:
-            cur = Fraction(_KDIGIT[tok])
-        elif tok in _SMALL:
-            group += (cur if cur is not None else 1) * _SMALL[tok]
-            cur = None
-        else:
-            group += cur or 0
-            total += (group if group else 1) * _BIG[tok]
-            group, cur = Fraction(0), None
-    return total + group + (cur or 0)
-
-
-_EN_SMALL = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen".split())}
-_EN_TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
-_EN_MAG = {"hundred": 100, "thousand": 1000, "million": 10 ** 6, "billion": 10 ** 9}
-_EN_WORD = "|".join(sorted([*_EN_SMALL, *_EN_TENS, *_EN_MAG], key=len, reverse=True))
-_EN_NUM = rf"(?:(?:{_EN_WORD})(?:[\s-]+(?:and\s+)?(?:{_EN_WORD}))*|a\s+(?:hundred|thousand|million|billion)" \
-          rf"(?:[\s-]+(?:and\s+)?(?:{_EN_WORD}))*)"
-
-
-def parse_english_number(text: str) -> Fraction | None:
-    """``two hundred and five`` → 205, ``a thousand`` → 1000, ``1.5 million`` → 1500000."""
-    words = re.split(r"[\s-]+", text.lower().replace(",", ""))
-    total, cur, seen = Fraction(0), Fraction(0), False
-    for w in words:
-        if w in ("and", "a", ""):
-            continue
-        if re.fullmatch(r"\d+(?:\.\d+)?", w):
-            cur += Fraction(w)
-        elif w in _EN_SMALL:
-            cur += _EN_SMALL[w]
-        elif w in _EN_TENS:
-            cur += _EN_TENS[w]
-        elif w == "hundred":
-            cur = (cur or 1) * 100
-        elif w in _EN_MAG:
-            total += (cur or 1) * _EN_MAG[w]
-            cur = Fraction(0)
-        else:
-            return None
-        seen = True
-    return total + cur if seen else None
-
-
-# --------------------------------------------------------------------------- units
-@dataclass(frozen=True)
-class _Unit:
-    pattern: re.Pattern[str]
-    unit: str
-    kind: Kind
-    factor: Fraction
-    spaced: bool  # may follow the number after a space
-
-
-def _u(pattern: str, unit: str, kind: Kind, factor: float | Fraction = 1, spaced: bool = False) -> _Unit:
-    return _Unit(re.compile(pattern), unit, kind, Fraction(factor), spaced)
-
-
-_NOT_WORD = r"(?![A-Za-z])"
-# Korean units (after the number, no space unless ``spaced``); longest first, with lookaheads that
-# keep compounds out (주택 is not weeks, 초과 is not seconds, 배우자 is not a multiplier).
-_KO_UNITS: tuple[_Unit, ...] = (
-    _u(r"킬로미터|km" + _NOT_WORD, "m", "measure", 1000, True),
-    _u(r"제곱센티미터|cm2" + _NOT_WORD, "m2", "measure", Fraction(1, 10000), True),
-    _u(r"센티미터|cm" + _NOT_WORD, "m", "measure", Fraction(1, 100), True),
-    _u(r"밀리미터|mm" + _NOT_WORD, "m", "measure", Fraction(1, 1000), True),
-    _u(r"세제곱미터|입방미터|m3" + _NOT_WORD, "m3", "measure", 1, True),
-    _u(r"제곱미터|평방미터|m2" + _NOT_WORD, "m2", "measure", 1, True),
-    _u(r"미터|m" + _NOT_WORD, "m", "measure", 1, True),
-    _u(r"킬로그램|kg" + _NOT_WORD, "g", "measure", 1000, True),
-    _u(r"밀리그램|mg" + _NOT_WORD, "g", "measure", Fraction(1, 1000), True),
-    _u(r"그램|g" + _NOT_WORD, "g", "measure", 1, True),
-    _u(r"톤|t" + _NOT_WORD, "g", "measure", 10 ** 6, True),
-    _u(r"헥타르|ha" + _NOT_WORD, "m2", "measure", 10000, True),
-    _u(r"밀리리터|ml" + _NOT_WORD + r"|mL" + _NOT_WORD, "L", "measure", Fraction(1, 1000), True),
-    _u(r"리터|ℓ|L" + _NOT_WORD, "L", "measure", 1, True),
-    _u(r"피피엠|ppm" + _NOT_WORD, "ppm", "measure", 1, True),
-    _u(r"데시벨|dB" + _NOT_WORD, "dB", "measure", 1, True),
-    _u(r"킬로와트|kW" + _NOT_WORD, "W", "measure", 1000, True),
-    _u(r"℃|°C|도(?=\s?(?:이상|이하|미만|초과|를|에|의|까지))", "celsius", "measure", 1),
-    _u(r"평(?![가균등생일소야온화])", "pyeong", "measure", 1),
-    _u(r"주일(?:간)?", "day", "period", 7, True),
-    _u(r"주(?:간)?(?![택식년주])", "day", "period", 7),
-    _u(r"개월(?:간)?", "month", "period", 1, True),
-    _u(r"개년", "month", "period", 12, True),
-    _u(r"년(?:간)?(?!도)", "month", "period", 12),
-    _u(r"일(?:간)?(?![반자괄련체치용률람종환몰])", "day", "period", 1),
-    _u(r"시간", "second", "period", 3600, True),
-    _u(r"분(?!의|기|류|할|배|담|당|야|석|리|만|쟁|량)", "second", "period", 60),
-    _u(r"초(?!과|등|순|반|안|기|본|고|래|청|월)", "second", "period", 1),
-    _u(r"퍼센트|프로(?!그|젝|세|필|토)", "percent", "percent", 1, True),
-    _u(r"%", "percent", "percent", 1, True),
-    _u(r"원(?!칙|인|본|리|장|회|자|래|문|고|격)", "KRW", "money", 1, True),
-    _u(r"달러", "USD", "money", 1, True),
-    _u(r"유로", "EUR", "money", 1, True),
-    _u(r"엔(?![진터])", "JPY", "money", 1),
-    _u(r"배(?![상우정치출당제분달송포열수])", "x", "ratio", 1),
-    _u(r"회(?![사계원장기차의관복피])", "times", "count", 1),
-    _u(r"번(?![호지째역])", "times", "count", 1),
-    _u(r"차례", "times", "count", 1, True),
-    _u(r"명(?![령칭단세시예뢰백확])", "person", "count", 1, True),
-    _u(r"인(?![상하건정용원출증])", "person", "count", 1),
-    _u(r"사람", "person", "count", 1, True),
-    _u(r"층", "floor", "count", 1),
-    _u(r"박(?![사물람탈해수])", "night", "count", 1),
-    _u(r"세(?![대금액율부기])|살", "age", "count", 1),
-    _u(r"개(?![월년정선인소])|건(?![강물축설의])|가지", "item", "count", 1),
-    _u(r"개소|곳", "place", "count", 1),
-    _u(r"시(?=$|[^가-힣]|까지|부터|에|반|경|이후|이전|전|후|정각)", "o'clock", "date", 1),
-)
-_EN_UNITS: tuple[_Unit, ...] = (
-    _u(r"(?i:calendar\s+|business\s+|working\s+)?days?\b", "day", "period", 1, True),
-    _u(r"(?i:weeks?)\b", "day", "period", 7, True),
-    _u(r"(?i:fortnights?)\b", "day", "period", 14, True),
-    _u(r"(?i:months?)\b", "month", "period", 1, True),
-    _u(r"(?i:years?)\b", "month", "period", 12, True),
-    _u(r"(?i:hours?|hrs?)\b", "second", "period", 3600, True),
-    _u(r"(?i:minutes?|mins?)\b", "second", "period", 60, True),
-    _u(r"(?i:seconds?|secs?)\b", "second", "period", 1, True),
-    _u(r"(?i:percent|per\s+cent|pct)\b", "percent", "percent", 1, True),
-    _u(r"(?i:times|fold)\b|-fold\b", "x", "ratio", 1, True),
-    _u(r"(?i:won|KRW)\b", "KRW", "money", 1, True),
-    _u(r"(?i:dollars?|USD)\b", "USD", "money", 1, True),
-    _u(r"(?i:euros?|EUR)\b", "EUR", "money", 1, True),
-    _u(r"(?i:people|persons?|employees|workers|members)\b", "person", "count", 1, True),
-    _u(r"(?i:floors?|stories|storeys)\b", "floor", "count", 1, True),
-    _u(r"(?i:kilometers?|kilometres?)\b", "m", "measure", 1000, True),
-    _u(r"(?i:meters?|metres?)\b", "m", "measure", 1, True),
-    _u(r"(?i:square\s+met(?:er|re)s?)\b", "m2", "measure", 1, True),
-    _u(r"(?i:kilograms?)\b", "g", "measure", 1000, True),
-    _u(r"(?i:grams?)\b", "g", "measure", 1, True),
-    _u(r"(?i:liters?|litres?)\b", "L", "measure", 1, True),
-    _u(r"(?i:years?\s+old)\b", "age", "count", 1, True),
-)
-# a rate: a written one of a period followed by 에/당/마다 or directly by another quantity (하루 4시간)
-_RATE_AFTER = re.compile(r"\s?(?:에|당|마다|에는)?\s?(?=\d|한\s|두\s|세\s)|\s?(?:당|마다)")
-_RATE_PREFIX = re.compile(r"(?<![가-힣A-Za-z])(매년|연간|해마다|매월|매달|월간|달마다|매주|주간|매일|일간|연|월|주)\s?"
-                          r"(?=\d|한\s|두\s|하루|이틀|사흘)")
-_RATE_PREFIX_UNIT = {"매년": ("month", 12), "연간": ("month", 12), "해마다": ("month", 12), "연": ("month", 12),
-                     "매월": ("month", 1), "매달": ("month", 1), "월간": ("month", 1), "달마다": ("month", 1),
-                     "월": ("month", 1), "매주": ("day", 7), "주간": ("day", 7), "주": ("day", 7), "매일": ("day", 1),
-                     "일간": ("day", 1)}
-_EN_RATE = re.compile(r"(?i)\b(?:per|each|every)\s+(year|month|week|day|hour)\b|\b(annually|yearly|monthly|"
-                      r"weekly|daily|hourly)\b")
-_EN_RATE_UNIT = {"year": ("month", 12), "annually": ("month", 12), "yearly": ("month", 12), "month": ("month", 1),
-                 "monthly": ("month", 1), "week": ("day", 7), "weekly": ("day", 7), "day": ("day", 1),
-                 "daily": ("day", 1), "hour": ("second", 3600), "hourly": ("second", 3600)}
-
 # --------------------------------------------------------------------------- pattern passes
-_MONTHS = {m: i + 1 for i, m in enumerate(
-    "january february march april may june july august september october november december".split())}
 _MON = r"(?i:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|" \
        r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 _DATE_PATTERNS = (
@@ -289,8 +114,6 @@ _YEAR_KO = re.compile(r"(?<![\d.])(1[89]\d\d|20\d\d)\s?년(?:도)?(?!\s?(?:간|�
 _MONTH_KO = re.compile(r"(?<![\d.])(\d{1,2})\s?월(?!\s?\d)(?![가-힣]*간)")
 _PERIOD_MONTH_CONTEXT = re.compile(r"\s?(?:간|동안|이내|이하|이상|미만|초과|의\s?범위|마다)")
 
-_REF_UNITS = {"조": "조", "항": "항", "호": "호", "목": "목", "장": "장", "절": "절", "관": "관", "편": "편", "급": "급",
-              "등급": "등급", "종": "종", "차": "차"}
 # 제N조 … and the ordinal labels 제N급 / 제N등급 / 제N종 / 제N차 (a grade or class name, not a count); 별표 N
 # and 별지 N name an appended table or form.
 _REFERENCE = re.compile(r"(?:(?<![가-힣])|(?<=[조항호목장절관편]))제\s?(\d+)\s?(조|항|호|목|장|절|관|편|등급|급|종|차)"
@@ -299,52 +122,33 @@ _REFERENCE = re.compile(r"(?:(?<![가-힣])|(?<=[조항호목장절관편]))제\
 _APPENDIX = re.compile(r"(별표|별지|부표|서식)\s?(?:제\s?)?(\d+)(?:\s?의\s?(\d+))?")
 _EN_REFERENCE = re.compile(r"(?i)\b(article|art\.|paragraph|para\.|subparagraph|item|chapter|section)\s*"
                            r"(\d+)(?:-(\d+))?")
-_EN_REF_UNIT = {"article": "조", "art.": "조", "paragraph": "항", "para.": "항", "subparagraph": "호", "item": "호",
-                "chapter": "장", "section": "절"}
 _THIRD_PARTY = re.compile(r"제\s?(?:3|삼)\s?자(?![가-힣]*(?:명|인))")
 _ENUMERATOR = re.compile(r"(?m)^[ \t]*(\d{1,3})\.(?=\s)")
 
-_RATIO = re.compile(rf"(?<![\d.,])({_NUM}|{_HANGUL_NUM}|[일이삼사오육칠팔구십백천]+)\s?분\s?의\s?"
-                    rf"({_NUM}|{_HANGUL_NUM}|[일이삼사오육칠팔구십]+)(?![\d,])")
-_EN_ORDINAL = {w: i for i, w in enumerate(
-    "_ _ _ third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth fifteenth "
-    "sixteenth seventeenth eighteenth nineteenth twentieth".split()) if w != "_"}
-_EN_ORDINAL.update({"thirtieth": 30, "fortieth": 40, "fiftieth": 50, "hundredth": 100, "thousandth": 1000})
-_EN_FRACTION = re.compile(rf"(?i)\b(half|halves|quarters?|(?:{'|'.join(_EN_ORDINAL)})s?)\b")
-_EN_FRACTION_COUNT = re.compile(rf"(?i)\b({_EN_NUM}|a|\d+)[\s-]+$")
+_RATIO = re.compile(rf"(?<![\d.,])({NUMERAL}|{HANGUL_NUMERAL}|[일이삼사오육칠팔구십백천]+)\s?분\s?의\s?"
+                    rf"({NUMERAL}|{HANGUL_NUMERAL}|[일이삼사오육칠팔구십]+)(?![\d,])")
+_EN_FRACTION = re.compile(rf"(?i)\b(half|halves|quarters?|(?:{'|'.join(ENGLISH_ORDINALS)})s?)\b")
+_EN_FRACTION_COUNT = re.compile(rf"(?i)\b({ENGLISH_NUMERAL}|a|\d+)[\s-]+$")
 _SLASH_RATIO = re.compile(r"(?<![\d/.])(\d{1,3})/(\d{1,3})(?![\d/])")
 _HALF_KO = re.compile(r"(?<![가-힣])절반")
 _HALL = re.compile(r"(?<![\d.])(\d+)\s?할(?:\s?(\d)\s?푼)?(?:\s?(\d)\s?리)?(?![가-힣])|(?<![\d.])(\d)\s?푼(?![가-힣])")
-_MONEY_PREFIX = re.compile(rf"(?:\$|US\$|USD\s?|₩|KRW\s?|€|EUR\s?)\s?({_AR})(?:\s?(thousand|million|billion|"
+_MONEY_PREFIX = re.compile(rf"(?:\$|US\$|USD\s?|₩|KRW\s?|€|EUR\s?)\s?({ARABIC_NUMERAL})(?:\s?(thousand|million|billion|"
                            r"[만억]))?")
-_MONEY_PREFIX_UNIT = {"$": "USD", "US$": "USD", "USD": "USD", "₩": "KRW", "KRW": "KRW", "€": "EUR", "EUR": "EUR"}
-_NATIVE_DAYS = {"일주일": 7, "하루": 1, "이틀": 2, "사흘": 3, "나흘": 4, "닷새": 5, "엿새": 6, "이레": 7, "여드레": 8, "아흐레": 9,
-                "열흘": 10, "보름": 15}
-_NATIVE_DAY_RE = re.compile(r"(?<![가-힣])(" + "|".join(_NATIVE_DAYS) + r")(?=$|[^가-힣]|[에간동도만은을이의부까씩로])")
-_NATIVE = {"한": 1, "하나": 1, "두": 2, "둘": 2, "세": 3, "셋": 3, "석": 3, "네": 4, "넷": 4, "넉": 4, "다섯": 5,
-           "여섯": 6, "일곱": 7, "여덟": 8, "아홉": 9, "열": 10, "열한": 11, "열두": 12, "스무": 20, "스물": 20,
-           "서른": 30, "마흔": 40, "쉰": 50}
-_NATIVE_COUNTERS = {"명": ("person", "count", 1), "사람": ("person", "count", 1), "번": ("times", "count", 1),
-                    "차례": ("times", "count", 1), "달": ("month", "period", 1), "해": ("month", "period", 12),
-                    "개": ("item", "count", 1), "가지": ("item", "count", 1), "건": ("item", "count", 1),
-                    "시간": ("second", "period", 3600), "살": ("age", "count", 1), "배": ("x", "ratio", 1),
-                    "곳": ("place", "count", 1), "주": ("day", "period", 7), "층": ("floor", "count", 1)}
-_NATIVE_RE = re.compile(r"(?<![가-힣])(" + "|".join(sorted(_NATIVE, key=len, reverse=True)) + r")\s?("
-                        + "|".join(sorted(_NATIVE_COUNTERS, key=len, reverse=True)) + r")(?![가-힣])|(?<![가-힣])("
-                        + "|".join(sorted(_NATIVE, key=len, reverse=True)) + r")\s?("
-                        + "|".join(sorted(_NATIVE_COUNTERS, key=len, reverse=True))
+_NATIVE_DAY_RE = re.compile(r"(?<![가-힣])(" + "|".join(NATIVE_DAYS) + r")(?=$|[^가-힣]|[에간동도만은을이의부까씩로])")
+_NATIVE_RE = re.compile(r"(?<![가-힣])(" + "|".join(sorted(NATIVE_NUMERALS, key=len, reverse=True)) + r")\s?("
+                        + "|".join(sorted(NATIVE_COUNTERS, key=len, reverse=True)) + r")(?![가-힣])|(?<![가-힣])("
+                        + "|".join(sorted(NATIVE_NUMERALS, key=len, reverse=True)) + r")\s?("
+                        + "|".join(sorted(NATIVE_COUNTERS, key=len, reverse=True))
                         + r")(?=[에간동도만은을이의부까씩로과와])")
 # "once" only as a count ("once a year"), not as the conjunction ("once DNA has been replicated")
 _EN_TIMES = re.compile(r"(?i)\b(once(?=\s+(?:a|an|per|every|each|daily|weekly|monthly|yearly|annually|only)\b)|twice|"
                        r"thrice|double|triple)\b")
-_EN_TIMES_VALUE = {"once": (1, "times", "count"), "twice": (2, "x", "ratio"), "thrice": (3, "x", "ratio"),
-                   "double": (2, "x", "ratio"), "triple": (3, "x", "ratio")}
 _EN_A_UNIT = re.compile(r"(?i)(?<![\w$])(a|an|one)\s+(day|week|fortnight|month|year|hour|minute)\b(?!\s*(?:or|and)\b)")
-_NUMBER = re.compile(rf"(?<![\d.,A-Za-z])(?:{_NUM})(?![\d])")
-_HANGUL_NUMBER = re.compile(rf"(?<![가-힣])({_HANGUL_NUM})(?=\s?(?:원|명|일|년|개월|배|회|퍼센트|시간|분|초|세|살|층|주일))")
-_EN_NUMBER = re.compile(rf"(?i)\b{_EN_NUM}\b")
+_NUMBER = re.compile(rf"(?<![\d.,A-Za-z])(?:{NUMERAL})(?![\d])")
+_HANGUL_NUMBER = re.compile(rf"(?<![가-힣])({HANGUL_NUMERAL})(?=\s?(?:원|명|일|년|개월|배|회|퍼센트|시간|분|초|세|살|층|주일))")
+_EN_NUMBER = re.compile(rf"(?i)\b{ENGLISH_NUMERAL}\b")
 _IDENTIFIER_AFTER = re.compile(r"[A-Za-z]")
-_RANGE_NEXT = re.compile(rf"\s?(?:~|∼|-|–|—|내지|에서|부터|또는|이나|,)\s?(?=(?:{_AR}))")
+_RANGE_NEXT = re.compile(rf"\s?(?:~|∼|-|–|—|내지|에서|부터|또는|이나|,)\s?(?=(?:{ARABIC_NUMERAL}))")
 
 
 class _Spans:
@@ -387,11 +191,6 @@ def _valid_date(y: int, m: int, d: int) -> bool:
     return 1 <= m <= 12 and 1 <= d <= 31 and 1000 <= y <= 2999
 
 
-def _month_number(name: str) -> int:
-    name = name.lower().rstrip(".")
-    return next(v for k, v in _MONTHS.items() if k.startswith(name[:3]))
-
-
 def _dates(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
     for pat in _DATE_PATTERNS:
         for m in _scan(pat, t, spans):
@@ -402,9 +201,9 @@ def _dates(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
     for pat, order in ((_EN_DATE_MDY, "mdy"), (_EN_DATE_DMY, "dmy")) if latin else ():
         for m in pat.finditer(t):
             if order == "mdy":
-                mo, d, y = _month_number(m.group(1)), int(m.group(2)), int(m.group(3))
+                mo, d, y = month_number(m.group(1)), int(m.group(2)), int(m.group(3))
             else:
-                d, mo, y = int(m.group(1)), _month_number(m.group(2)), int(m.group(3))
+                d, mo, y = int(m.group(1)), month_number(m.group(2)), int(m.group(3))
             if _valid_date(y, mo, d) and spans.free(m.start(), m.end()):
                 spans.take(m.start(), m.end())
                 out.append(_q(Fraction(y * 10000 + mo * 100 + d), "date", "date", t, m.start(), m.end()))
@@ -414,7 +213,7 @@ def _dates(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
             spans.take(m.start(), m.end())
             out.append(_q(Fraction(y * 10000 + mo * 100), "yearmonth", "date", t, m.start(), m.end()))
     for m in _EN_MONTH_YEAR.finditer(t) if latin else ():
-        y, mo = int(m.group(2)), _month_number(m.group(1))
+        y, mo = int(m.group(2)), month_number(m.group(1))
         if m.group(1).lower() != "may" and spans.free(m.start(), m.end()) and _valid_date(y, mo, 1):
             spans.take(m.start(), m.end())
             out.append(_q(Fraction(y * 10000 + mo * 100), "yearmonth", "date", t, m.start(), m.end()))
@@ -444,12 +243,12 @@ def _references(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None
         if unit == "조" and re.match(r"\s?(?:\d|원|억|만)", t[m.end():m.end() + 2]):
             continue  # 16조원: money, read later
         spans.take(m.start(), m.end())
-        out.append(_q(Fraction(int(num)), _REF_UNITS[unit] + (f"의{int(sub)}" if sub else ""), "reference", t,
+        out.append(_q(Fraction(int(num)), REFERENCE_UNITS[unit] + (f"의{int(sub)}" if sub else ""), "reference", t,
                       m.start(), m.end()))
     for m in _EN_REFERENCE.finditer(t) if latin else ():
         if spans.free(m.start(), m.end()):
             spans.take(m.start(), m.end())
-            unit = _EN_REF_UNIT[m.group(1).lower()]
+            unit = ENGLISH_REFERENCE_UNITS[m.group(1).lower()]
             out.append(_q(Fraction(int(m.group(2))), unit + (f"의{int(m.group(3))}" if m.group(3) else ""),
                           "reference", t, m.start(), m.end()))
     for m in _scan(_ENUMERATOR, t, spans):
@@ -489,7 +288,7 @@ def _ratios(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
         elif word.startswith("quarter"):
             base = Fraction(1, 4)
         elif lead:
-            base = Fraction(1, _EN_ORDINAL[word.rstrip("s")] if word.rstrip("s") in _EN_ORDINAL else _EN_ORDINAL[word])
+            base = Fraction(1, ENGLISH_ORDINALS[word.rstrip("s")] if word.rstrip("s") in ENGLISH_ORDINALS else ENGLISH_ORDINALS[word])
         else:
             continue  # "the third paragraph": an ordinal, not a ratio
         count = Fraction(1) if lead in ("", "a") else (parse_english_number(lead) if not lead.isdigit() else Fraction(lead))
@@ -502,22 +301,6 @@ def _ratios(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
         if b and a < b and spans.free(m.start(), m.end()):
             spans.take(m.start(), m.end())
             out.append(_q(Fraction(a, b), "ratio", "ratio", t, m.start(), m.end()))
-
-
-def _unit_after(t: str, pos: int, units: tuple[_Unit, ...]) -> tuple[_Unit, int] | None:
-    for u in units:
-        m = u.pattern.match(t, pos)
-        if m and m.end() > pos:
-            return u, m.end()
-        if u.spaced and pos < len(t) and t[pos] == " ":
-            m = u.pattern.match(t, pos + 1)
-            if m and m.end() > pos + 1:
-                return u, m.end()
-    return None
-
-
-def _is_rate(t: str, end: int, value: Fraction, unit: str) -> bool:
-    return value == 1 and unit in ("day", "month", "second") and bool(_RATE_AFTER.match(t, end))
 
 
 def _period_month(t: str, start: int, end: int) -> bool:
@@ -537,7 +320,7 @@ def _numbers(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
         if scale:
             value *= {"thousand": 1000, "million": 10 ** 6, "billion": 10 ** 9, "만": 10 ** 4, "억": 10 ** 8}[scale]
         spans.take(m.start(), m.end())
-        out.append(_q(value, _MONEY_PREFIX_UNIT[sym.group(0) if sym else "$"], "money", t, m.start(), m.end()))
+        out.append(_q(value, MONEY_PREFIX_UNITS[sym.group(0) if sym else "$"], "money", t, m.start(), m.end()))
     found: list[tuple[int, int, Fraction, bool]] = []  # start, end, value, english scale
     for m in _scan(_NUMBER, t, spans):
         if spans.free(m.start(), m.end()):
@@ -545,7 +328,7 @@ def _numbers(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
             end = m.end()
             mm = re.match(r"\s(thousand|million|billion)\b", t[end:])
             if v is not None and mm:
-                v *= _EN_MAG[mm.group(1)]
+                v *= ENGLISH_MAGNITUDES[mm.group(1)]
                 end += mm.end()
             if v is not None:
                 found.append((m.start(), end, v, False))
@@ -566,9 +349,9 @@ def _numbers(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
                                           or re.search(r"[A-Za-z]-$", t[max(0, start - 2):start])):
             spans.take(start, end)
             continue  # part of an identifier: COVID-19, A4, B2B
-        hit = _unit_after(t, end, _KO_UNITS + _EN_UNITS)
+        hit = unit_after(t, end, KOREAN_UNITS + ENGLISH_UNITS)
         if hit is None and t[end:end + 1] == "-":
-            hit = _unit_after(t, end + 1, _EN_UNITS)  # 5-year, 10-day, 3-fold
+            hit = unit_after(t, end + 1, ENGLISH_UNITS)  # 5-year, 10-day, 3-fold
             if hit is None and _IDENTIFIER_AFTER.match(t[end + 1:end + 2]) and not english:
                 spans.take(start, end)
                 continue  # 3-kinase, 1-phosphate: a name
@@ -597,7 +380,7 @@ def _numbers(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
             out.append(_q(pv * factor, unit, kind, t, ps, pe, pv))
         pending.clear()
         spans.take(start, uend)
-        rate = _is_rate(t, uend, v, unit)
+        rate = is_rate(t, uend, v, unit)
         out.append(_q(v * factor, unit, kind, t, start, uend, v, rate=rate))
     for ps, pe, pv in pending:
         out.append(_q(pv, "", "count", t, ps, pe))
@@ -616,29 +399,29 @@ def _months(t: str, spans: _Spans, out: list[Quantity]) -> None:
 
 
 def _native(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
-    for m in _NATIVE_DAY_RE.finditer(t) if any(w in t for w in _NATIVE_DAYS) else ():
+    for m in _NATIVE_DAY_RE.finditer(t) if any(w in t for w in NATIVE_DAYS) else ():
         if spans.free(m.start(), m.end()):
-            v = Fraction(_NATIVE_DAYS[m.group(1)])
+            v = Fraction(NATIVE_DAYS[m.group(1)])
             spans.take(m.start(), m.end())
-            out.append(_q(v, "day", "period", t, m.start(), m.end(), v, rate=_is_rate(t, m.end(), v, "day")))
+            out.append(_q(v, "day", "period", t, m.start(), m.end(), v, rate=is_rate(t, m.end(), v, "day")))
     for m in _NATIVE_RE.finditer(t):
         word, counter = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
         if not spans.free(m.start(), m.end()):
             continue
         if word == "한" and counter == "사람" and re.search(r"[을를]\s$", t[max(0, m.start() - 2):m.start()]):
             continue  # 위반을 한 사람: a verb, not "one person"
-        unit, kind, factor = _NATIVE_COUNTERS[counter]
-        v = Fraction(_NATIVE[word])
+        unit, kind, factor = NATIVE_COUNTERS[counter]
+        v = Fraction(NATIVE_NUMERALS[word])
         spans.take(m.start(), m.end())
-        out.append(_q(v * factor, unit, kind, t, m.start(), m.end(), v, rate=_is_rate(t, m.end(), v, unit)))
+        out.append(_q(v * factor, unit, kind, t, m.start(), m.end(), v, rate=is_rate(t, m.end(), v, unit)))
     for m in _EN_TIMES.finditer(t) if latin else ():
         if spans.free(m.start(), m.end()):
-            v, unit, kind = _EN_TIMES_VALUE[m.group(1).lower()]
+            v, unit, kind = ENGLISH_TIMES[m.group(1).lower()]
             spans.take(m.start(), m.end())
             out.append(_q(Fraction(v), unit, kind, t, m.start(), m.end()))
     for m in _EN_A_UNIT.finditer(t) if latin else ():
         if spans.free(m.start(), m.end()):
-            u = _unit_after(t, m.start(2), _EN_UNITS)
+            u = unit_after(t, m.start(2), ENGLISH_UNITS)
             if u is None:
                 continue
             spans.take(m.start(), m.end())
@@ -648,15 +431,15 @@ def _native(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
 
 def _rates(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
     native = any(w in t for w in ("한 ", "두 ", "세 ", "하루", "이틀", "사흘"))
-    for m in _RATE_PREFIX.finditer(t) if native else _scan(_RATE_PREFIX, t, spans):
+    for m in RATE_PREFIX.finditer(t) if native else _scan(RATE_PREFIX, t, spans):
         if spans.free(m.start(1), m.end(1)):
-            unit, factor = _RATE_PREFIX_UNIT[m.group(1)]
+            unit, factor = RATE_PREFIX_UNITS[m.group(1)]
             spans.take(m.start(1), m.end(1))
             out.append(_q(Fraction(factor), unit, "period", t, m.start(1), m.end(1), Fraction(1), rate=True,
                           implied=True))
-    for m in _EN_RATE.finditer(t) if latin else ():
+    for m in ENGLISH_RATE.finditer(t) if latin else ():
         if spans.free(m.start(), m.end()):
-            unit, factor = _EN_RATE_UNIT[(m.group(1) or m.group(2)).lower()]
+            unit, factor = ENGLISH_RATE_UNITS[(m.group(1) or m.group(2)).lower()]
             spans.take(m.start(), m.end())
             out.append(_q(Fraction(factor), unit, "period", t, m.start(), m.end(), Fraction(1), rate=True,
                           implied=True))
@@ -688,41 +471,6 @@ def extract_quantities(text: str) -> tuple[Quantity, ...]:
         _numbers(t, spans, out, latin)
     out.sort(key=lambda q: (q.start, q.end))
     return tuple(out)
-
-
-# --------------------------------------------------------------------------- matching
-def _date_parts(q: Quantity) -> tuple[int | None, int | None, int | None]:
-    v = int(q.value)
-    y, m, d = v // 10000, v // 100 % 100, v % 100
-    return {"date": (y, m, d), "yearmonth": (y, m, None), "year": (y, None, None), "monthday": (None, m, d),
-            "month-of-year": (None, m, None), "o'clock": (None, None, None)}.get(q.unit, (None, None, None))
-
-
-def same_quantity(claim: Quantity, evidence: Quantity) -> bool:
-    """True when ``evidence`` states what ``claim`` states (the claim side is the stricter one)."""
-    if claim.fvalue != evidence.fvalue and claim.fnumber != evidence.fnumber and claim.kind not in (
-            "ratio", "percent", "date") and evidence.kind not in ("ratio", "percent", "date"):
-        return False  # the common case, decided before the rules below (equal Fractions give equal floats)
-    if evidence.implied and evidence.kind != "reference" and not claim.rate:
-        return False  # 연 2퍼센트 implies one year only as a rate
-    if claim.kind == "reference" or evidence.kind == "reference":
-        return claim.kind == evidence.kind and claim.unit == evidence.unit and claim.value == evidence.value
-    if claim.unit == "" or evidence.unit == "":
-        # a bare number on either side (a table cell, "2 이상") matches the same written number
-        return evidence.kind != "date" and claim.kind != "date" and evidence.number == claim.number
-    if claim.kind == "date" or evidence.kind == "date":
-        if claim.kind != evidence.kind:
-            return False
-        if "o'clock" in (claim.unit, evidence.unit):
-            return claim.unit == evidence.unit and claim.value == evidence.value
-        cp, ep = _date_parts(claim), _date_parts(evidence)
-        return all(c is None or c == e for c, e in zip(cp, ep))
-    if claim.kind in ("ratio", "percent") and evidence.kind in ("ratio", "percent") and "x" not in (
-            claim.unit, evidence.unit):
-        def frac(q: Quantity) -> Fraction:
-            return q.value / 100 if q.kind == "percent" else q.value
-        return frac(claim) == frac(evidence)
-    return claim.unit == evidence.unit and claim.value == evidence.value
 
 
 def claim_quantities(text: str) -> tuple[Quantity, ...]:
