@@ -37,7 +37,8 @@ from typing import Mapping, Sequence
 
 from rag.config import ChunkingConfig
 from rag.errors import InputError
-from rag.text.segment import Segment, has_structure, locate, safe_cuts, segment
+from rag.text.segment import Segment, safe_cuts, segment
+from rag.text.structure import has_structure, locate
 from rag.text.tokens import TiktokenCounter, TokenCounter
 from rag.types import Chunk, Document
 

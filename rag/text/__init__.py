@@ -29,15 +29,8 @@ from rag.text.tokens import (
     TokenCounter,
     WhitespaceCounter,
 )
-from rag.text.segment import (
-    Locator,
-    Segment,
-    has_structure,
-    locate,
-    refine_locator,
-    safe_cuts,
-    segment,
-)
+from rag.text.segment import Segment, safe_cuts, segment
+from rag.text.structure import Locator, has_structure, locate, refine_locator
 from rag.text.sentences import (
     MARKER,
     MARKER_PATTERN,

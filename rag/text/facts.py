@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
+from rag.text.numerals import parse_english_number, parse_korean_number
 from rag.text.polarity import (
     antonym_forms,
     clause_polarity,
@@ -60,10 +61,9 @@ from rag.text.polarity import (
     predicate_polarity,
     word_stems,
 )
-from rag.text.numerals import parse_english_number, parse_korean_number
 from rag.text.quantities import claim_quantities, extract_quantities, normalize_facts
-from rag.text.segment import NOTE
 from rag.text.sentences import strip_markers
+from rag.text.structure import NOTE
 from rag.text.units import Kind, Quantity, same_quantity
 from rag.text.windows import (
     EvidenceClause,

@@ -19,8 +19,9 @@ from functools import lru_cache
 from rag.text.lexical import content_terms
 from rag.text.polarity import clause_polarity, clean_clause, strip_brackets
 from rag.text.quantities import extract_quantities, normalize_facts
-from rag.text.segment import NOTE, segment
+from rag.text.segment import segment
 from rag.text.sentences import strip_markers
+from rag.text.structure import NOTE
 from rag.text.units import Quantity
 
 __all__ = ["EvidenceClause", "EvidenceText", "Window", "aligned_windows", "clause_support", "coverage",
