@@ -1,6 +1,6 @@
 """Command line: ``rag index | add | delete | search | context | ask | eval-retrieval | train-reranker | calibrate |
 eval-abstention | eval-answers | eval-claims | demo | batch | experiment | compare | models | serve | tools |
-migrate``."""
+migrate | bench``."""
 from __future__ import annotations
 
 import argparse
@@ -150,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     from rag.cli.tools import add_parsers as _tools_parsers  # tools select | format
 
     _tools_parsers(sub)
+    from rag.cli.bench import add_parsers as _bench_parsers  # bench list | run | check | data
+
+    _bench_parsers(sub)
     return ap
 
 
