@@ -24,8 +24,8 @@ class Filters(_Body):
 
 
 class Options(_Body):
-    top_k: int | None = Field(None, ge=1, le=200)  # candidates that go to rerank, gate and context
-    ordering: Ordering | None = None  # context.ordering for this request
+    top_k: int | None = Field(None, ge=1, le=200, description="candidates that go to rerank, gate and context")
+    ordering: Ordering | None = Field(None, description="context.ordering for this request")
 
 
 class HistoryTurn(_Body):
@@ -55,22 +55,30 @@ class _Question(_Body):
 
 
 class AnswerRequest(_Question):
-    stream: bool = False  # server-sent events: retrieval, gate, then the validated answer
-    trace: bool | None = None  # None: serve.trace
-    tools: bool | None = None  # None: call tools when the server has them; false: documents only
+    """``POST /v1/answer``: a question, its history, filters and options."""
+
+    stream: bool = Field(False, description="server-sent events: retrieval, gate, then the validated answer")
+    trace: bool | None = Field(None, description="include the trace; null: serve.trace")
+    tools: bool | None = Field(None, description="null: call tools when the server has them; false: documents only")
 
 
 class ContextRequest(_Question):
-    show_prompt: bool = False  # also return the rendered messages
+    """``POST /v1/context``: the prompt manifest the question would get."""
+
+    show_prompt: bool = Field(False, description="also return the rendered messages")
 
 
 class SearchRequest(_Body):
+    """``POST /v1/search``: the ranked candidates of a query, no answer."""
+
     query: str
     top: int = Field(10, ge=1, le=200)
     filters: Filters | None = None
 
 
 class DocumentIn(_Body):
+    """One document (one line of a JSONL body)."""
+
     id: str = Field(min_length=1)
     text: str
     version: str = Field("1", min_length=1)
@@ -83,8 +91,11 @@ class DocumentIn(_Body):
 
 
 class DocumentsRequest(_Body):
+    """``POST /v1/documents``: documents to add, or to replace every version of their ids with."""
+
     documents: tuple[DocumentIn, ...] = Field(min_length=1)
-    mode: Literal["add", "replace"] = "add"  # replace: each document becomes the only version of its id
+    mode: Literal["add", "replace"] = Field("add", description="replace: each document becomes the only version "
+                                                                   "of its id")
 
 
 class ChatMessage(BaseModel):

@@ -1,0 +1,140 @@
+"""The routes of ``rag serve``: each a thin mapping of one typed request body onto :class:`Service`
+and the library (docs/service.md documents each one). The service comes from ``app.state``; bodies
+are read and validated by :mod:`rag.serve.bodies`."""
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse, Response
+
+from rag.config import ServeConfig
+from rag.errors import InputError
+from rag.serve.answering import answer_events, answer_once, bounded, result_json, version_header
+from rag.serve.bodies import DocumentsBody, JsonBody
+from rag.serve.errors import ServiceError, from_library
+from rag.serve.openai_compat import completion, question_and_history, stream_chunks
+from rag.serve.schemas import AnswerRequest, ChatRequest, ContextRequest, DocumentsRequest, SearchRequest
+from rag.serve.service import Service
+from rag.serve.sse import sse_response
+
+router = APIRouter()
+
+
+async def service(request: Request) -> Service:
+    """The app's :class:`Service` (a dependency)."""
+    return request.app.state.service
+
+
+def check_question(question: str, history_turns: int, s: ServeConfig) -> None:
+    """The question and history limits of ``serve`` (413)."""
+    if len(question) > s.max_question_chars:
+        raise ServiceError("question_too_long", f"the question has {len(question)} characters; "
+                                                f"the limit is {s.max_question_chars}")
+    if history_turns > s.max_history_turns:
+        raise ServiceError("payload_too_large", f"{history_turns} history turns; the limit is {s.max_history_turns}")
+
+
+# -- operations ------------------------------------------------------------------------------
+@router.get("/healthz")
+async def healthz():
+    return {"status": "ok"}
+
+
+@router.get("/readyz")
+async def readyz(svc: Service = Depends(service)):
+    st = svc.status()
+    return JSONResponse(st, status_code=200 if st["ready"] else 503)
+
+
+@router.get("/metrics")
+async def metrics(svc: Service = Depends(service)):
+    body, ctype = svc.metrics.render()
+    return Response(body, media_type=ctype)
+
+
+# -- questions -------------------------------------------------------------------------------
+@router.post("/v1/answer")
+async def answer(req: AnswerRequest = Depends(JsonBody(AnswerRequest)), svc: Service = Depends(service)):
+    s = svc.settings
+    check_question(req.question, len(req.history), s)
+    with_trace = s.trace if req.trace is None else req.trace
+    if req.stream:
+        svc.require_ready()  # a real 503 before the stream starts
+        return await sse_response(svc, answer_events(svc, req, with_trace))
+    served = await bounded(svc, answer_once(svc, req))
+    return JSONResponse(result_json(served, with_trace), headers=version_header(served))
+
+
+@router.post("/v1/search")
+async def search(req: SearchRequest = Depends(JsonBody(SearchRequest)), svc: Service = Depends(service)):
+    check_question(req.query, 0, svc.settings)
+
+    async def work():
+        p = svc.pinned()
+        res = await svc.run(p.search, req.query, req.top, req.filters.to_filter() if req.filters else None)
+        return {"query": res.query, "config_hash": p.config.hash, "index_version": p.index.version_name,
+                "timings_ms": {k: round(v, 3) for k, v in res.timings_ms.items()},
+                "candidates": [c.to_json() for c in res.candidates[:req.top]]}
+
+    return await bounded(svc, work())
+
+
+@router.post("/v1/context")
+async def context(req: ContextRequest = Depends(JsonBody(ContextRequest)), svc: Service = Depends(service)):
+    check_question(req.question, len(req.history), svc.settings)
+
+    async def work():
+        p = svc.pinned()
+        _, prompt = await svc.run(p.build_prompt, req.question, req.turns(), where=req.where(), top_k=req.top_k,
+                                  ordering=req.ordering)
+        out = {"question": req.question, "config_hash": p.config.hash, "index_version": p.index.version_name,
+               "manifest": prompt.manifest.to_json()}
+        if req.show_prompt:
+            out["messages"] = prompt.to_openai()
+        return out
+
+    return await bounded(svc, work())
+
+
+@router.post("/v1/chat/completions")
+async def chat(req: ChatRequest = Depends(JsonBody(ChatRequest)), svc: Service = Depends(service)):
+    s = svc.settings
+    question, history = question_and_history(req)
+    check_question(question, len(history), s)
+    ask = AnswerRequest(question=question, history=history, filters=req.rag)
+    if req.stream:
+        svc.require_ready()
+        return await sse_response(svc, stream_chunks(lambda: answer_once(svc, ask), s.model_name),
+                                  openai=True)
+    served = await bounded(svc, answer_once(svc, ask))
+    return JSONResponse(completion(served, s.model_name), headers=version_header(served))
+
+
+# -- documents -------------------------------------------------------------------------------
+@router.get("/v1/documents")
+async def list_documents(svc: Service = Depends(service)):
+    svc.require_ready()
+    idx = svc.pipeline.pinned().index
+    docs = [{"id": r.id, "version": r.version, "title": r.title, "uri": r.uri, "chunks": r.n_chunks}
+            for _, r in sorted(idx.documents.items())]
+    return {"index_version": idx.version_name, "documents": docs}
+
+
+@router.post("/v1/documents")
+async def add_documents(req: DocumentsRequest = Depends(DocumentsBody()), svc: Service = Depends(service)):
+    docs = [d.to_document() for d in req.documents]
+    try:
+        change = await svc.add(docs, replace=req.mode == "replace")
+    except Exception as exc:
+        raise from_library(exc) from None
+    return change.to_json()
+
+
+@router.delete("/v1/documents/{doc_id}")
+async def delete_document(doc_id: str, version: str | None = None, svc: Service = Depends(service)):
+    svc.require_ready()
+    if not svc.has_document(doc_id, version):
+        what = f"document {doc_id!r}" + (f" version {version!r}" if version else "")
+        raise ServiceError("not_found", f"{what} is not in the index")
+    try:
+        change = await svc.delete(doc_id, version)
+    except InputError as exc:  # deleted by another request meanwhile
+        raise ServiceError("not_found", str(exc)) from None
+    return change.to_json()
