@@ -79,7 +79,7 @@ GRAPH = {module_name(p): imports_of(p) for p in FILES}
 def test_every_module_has_a_tier():
     assert all(unit_of(m) in TIERS for m in MODULES)
     top_level = sorted(p.stem for p in PKG.glob("*.py"))
-    assert top_level == ["__init__", "_io", "config", "errors", "pipeline", "result", "types"]
+    assert top_level == ["__init__", "_io", "errors", "pipeline", "result", "types"]
 
 
 def _violations() -> list[str]:

@@ -1,0 +1,225 @@
+"""The sections of the request path, from the search to the checked answer: retrieval and fusion,
+context, reranking, the abstention gate, generation, citation validation and the handling of
+injected instructions."""
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from rag.config.base import Section
+from rag.types import Ordering
+
+__all__ = ["ABSTENTION_MESSAGES", "ContextConfig", "FusionConfig", "GateConfig", "GenerationConfig",
+           "GuidelineConfig", "LANGUAGE_KEYS", "RerankConfig", "RetrievalConfig", "SecurityConfig",
+           "ValidationConfig", "VersionsAsOf"]
+
+
+class FusionConfig(Section):
+    section: ClassVar[str] = "retrieval.fusion"
+    method: Literal["rrf", "weighted"] = "rrf"
+    k: float = Field(60.0, gt=0)
+    bm25_weight: float = Field(0.5, ge=0)
+    dense_weight: float = Field(0.5, ge=0)
+    normalization: Literal["zscore", "minmax"] = "zscore"
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> "FusionConfig":
+        if self.bm25_weight + self.dense_weight <= 0:
+            raise ValueError("bm25_weight + dense_weight must be > 0")
+        return self
+
+
+class VersionsAsOf(Section):
+    """``retrieval.versions: {as_of: 2024-06-30}``: per document, the newest version in force on that date."""
+
+    section: ClassVar[str] = "retrieval.versions"
+    as_of: str
+
+    @model_validator(mode="after")
+    def _iso_date(self) -> "VersionsAsOf":
+        import datetime
+
+        try:
+            datetime.date.fromisoformat(str(self.as_of))
+        except ValueError:
+            raise ValueError(f"as_of must be an ISO date YYYY-MM-DD, got {self.as_of!r}") from None
+        return self
+
+
+class RetrievalConfig(Section):
+    section: ClassVar[str] = "retrieval"
+    bm25_top_k: int = Field(100, gt=0)
+    dense_top_k: int = Field(100, gt=0)
+    candidates: int = Field(30, gt=0)
+    fusion: FusionConfig = FusionConfig()
+    # Which versions of a document may be answered from (the index keeps every version):
+    # latest | all | {as_of: DATE}. Dropped older versions are listed as ``superseded``.
+    versions: Literal["latest", "all"] | VersionsAsOf = "latest"
+
+
+class GuidelineConfig(Section):
+    section: ClassVar[str] = "context.guidelines[]"
+    id: str = Field(min_length=1)
+    content: str = Field(min_length=1)
+    keywords: tuple[str, ...] = ()
+    condition: str = ""
+
+
+class ContextConfig(Section):
+    section: ClassVar[str] = "context"
+    model: str | None = None  # picks the tiktoken encoding when tokenizer is "auto"; None: generation.model
+    tokenizer: str = "auto"  # auto | cl100k_base | o200k_base | whitespace | hf:/local/path
+    context_limit: int = Field(8192, gt=0)
+    output_reserve: int = Field(800, ge=0)  # must equal generation.max_tokens
+    # Room kept for the retry feedback (the previous attempt's violations); the feedback message is
+    # cut to fit it, so a retry never overflows the window.
+    feedback_reserve: int = Field(256, ge=0)
+    safety_margin: int = Field(64, ge=0)
+    message_overhead: int = Field(4, ge=0)
+    history_budget: int = Field(1024, ge=0)
+    max_blocks: int = Field(8, ge=1)
+    max_blocks_per_document: int = Field(6, ge=1)  # chunks follow articles: one law gives several small blocks
+    min_block_tokens: int = Field(24, ge=1)
+    ordering: Ordering = "rank"
+    overlap_policy: Literal["better_ranked", "wider"] = "better_ranked"
+    near_duplicates: Literal["drop", "keep"] = "drop"
+    near_duplicate_threshold: float = Field(0.85, gt=0, le=1)
+    system_prompt: str | None = None
+    prompt_version: str = "answer-with-citations-v1"
+    guidelines: tuple[GuidelineConfig, ...] = ()
+    guidelines_file: str | None = None  # YAML list of {id, content, keywords, condition}
+    guideline_match: Literal["keyword", "embedding", "either", "both"] = "keyword"
+    guideline_threshold: float = Field(0.5, ge=-1, le=1)
+
+
+class RerankConfig(Section):
+    """Cross-encoder reranking of the fused top-N (rag.rerank)."""
+
+    section: ClassVar[str] = "rerank"
+    enabled: bool = True
+    # "default", a committed checkpoint by name ("minilm", "e5-ko-en"; rag.rerank.BUNDLED_RERANKERS),
+    # a local folder, or a model name (needs network)
+    model: str = "default"
+    top_n: int = Field(30, gt=0)
+    batch_size: int = Field(16, gt=0)
+    max_length: int | None = Field(None, gt=0)  # None: the checkpoint's own (rag_reranker.json)
+    blend_weight: float = Field(0.5, ge=0, le=1)  # weight of the z-scored logit vs the z-scored fused score
+    quantize: bool = False  # dynamic int8 Linear layers on CPU (see README benchmarks for speed and quality)
+    languages: tuple[str, ...] = ("en",)  # other query languages keep the fused order (see README)
+    calibration: str | None = None  # calibration.json; None: the one beside the model
+
+
+_LANGS = ("ko", "en", "other")
+LANGUAGE_KEYS = tuple([*_LANGS, *(f"{q}-{d}" for q in _LANGS for d in _LANGS)])
+
+
+class GateConfig(Section):
+    """Abstention before generation (rag.rerank.gate)."""
+
+    section: ClassVar[str] = "gate"
+    enabled: bool = True
+    # answerability: a logistic model over several signals (rag.rerank.answerability), fitted beside the reranker
+    signal: Literal["probability", "answerability", "dense", "bm25", "fused"] = "probability"
+    threshold: float = 0.5
+    answerability_model: str | None = None  # answerability.json; None: the one beside the reranker
+    min_supporting: int = Field(1, ge=1)  # at least this many candidates must reach support_threshold
+    support_threshold: float | None = None  # None: same as threshold
+    # Per query language (ko, en, other: rag.text.lang.detect_language), or per pair "query-passage"
+    # (en-ko: an English question whose best-scoring candidate is Korean), the threshold of ``signal``
+    # in place of ``threshold`` (and of support_threshold when that is unset). A pair wins over its
+    # query language. Not for the fallback.
+    language_thresholds: dict[Literal[LANGUAGE_KEYS], float] = Field(default_factory=dict)
+    # Used when the reranker did not run (disabled, or the query language is not reranked).
+    fallback_signal: Literal["dense", "bm25", "fused", "none"] = "dense"
+    fallback_threshold: float = 0.0
+
+
+ABSTENTION_MESSAGES = {
+    "ko": "이 질문에 명확하게 답변해 주는 자료를 찾지 못했습니다. 정확한 정보는 담당 부서에 문의하세요.",
+    "en": "I could not find a source that clearly answers this question. Please check with the responsible team.",
+    "default": "I could not find a source that clearly answers this question. Please check with the responsible team.",
+}
+
+
+class GenerationConfig(Section):
+    """The answer generator and the regeneration loop (rag.answer.generators, rag.answer.loop)."""
+
+    section: ClassVar[str] = "generation"
+    backend: Literal["extractive", "openai", "llamacpp"] = "extractive"
+    model: str = "gpt-4o-mini"
+    # backend llamacpp (rag.answer.llamacpp): a GGUF run in-process. model_path is a model name installed by
+    # `rag models install-llm NAME` (qwen2.5-0.5b, qwen2.5-1.5b) or a GGUF path (relative: to the config file)
+    model_path: str = "qwen2.5-1.5b"
+    n_ctx: int = Field(4096, ge=256)  # llama.cpp context window (prompt + answer), in the model's own tokens
+    n_threads: int | None = Field(None, ge=1)  # None: llama.cpp's choice (about the physical cores)
+    seed: int = 0  # llama.cpp sampling seed (temperature 0 is greedy anyway)
+    # llamacpp: the grammar also ends every answer sentence with [S#] markers and keeps markers out of
+    # claims and quotes (small models otherwise leave sentences unmarked); see rag.answer.llamacpp
+    grammar_markers: bool = True
+    base_url: str | None = None  # None: the OpenAI API; a loopback URL may run without a key
+    api_key_env: str = "OPENAI_API_KEY"  # the NAME of the variable holding the key, never the key
+    timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(2, ge=0)  # transport retries per attempt on 429 / 5xx / connection errors
+    backoff_s: float = Field(0.5, ge=0)  # first retry delay; doubles each retry
+    backoff_max_s: float = Field(8.0, ge=0)
+    temperature: float = Field(0.0, ge=0, le=2)
+    max_tokens: int = Field(800, gt=0)
+    # json_schema: OpenAI strict structured output; json_object: JSON mode + server-side validation;
+    # json_object_schema: JSON mode with the schema inline (llama-cpp-python server: grammar-constrained)
+    structured: Literal["json_schema", "json_object", "json_object_schema"] = "json_schema"
+    max_attempts: int = Field(3, ge=1)  # generate + validate rounds, a malformed-JSON retry included
+    on_failure: Literal["error", "insufficient_evidence"] = "insufficient_evidence"
+    # The extractive default (rag.answer.extractive): units are source sentences/items; see that module.
+    extractive_max_sentences: int = Field(3, ge=1)
+    extractive_min_score: float = Field(0.14, ge=0, le=1)  # abstain when no unit's final score reaches it (kolaw-dev)
+    extractive_relative_floor: float = Field(0.6, ge=0, le=1)  # further units need this share of the best score
+    extractive_list_items: int = Field(8, ge=0)  # items that follow a chosen unit announcing a list (다음 각 호)
+    extractive_min_chars: int = Field(8, ge=1)
+    extractive_context_weight: float = Field(0.35, ge=0, le=1)  # weight of the whole block's lexical match
+    extractive_kind_penalty: float = Field(0.2, ge=0, le=1)  # numeric question, no quantity of that kind: score *=
+    extractive_scorer: Literal["embedding", "lexical"] = "embedding"  # the model that scores the best units
+    extractive_model_candidates: int = Field(8, ge=1)  # units (best lexical first) the model scores
+    extractive_crosslingual_candidates: int = Field(24, ge=0)  # units of blocks in another language it scores
+    extractive_model_weight: float = Field(0.5, ge=0, le=1)  # weight of the model score in the final score
+    extractive_model_floor: float = Field(0.8, ge=-1, lt=1)  # a model score at or below it counts as 0
+    # keep only units of the sections whose heading names the question best when the best unit's section
+    # trails them by this many content terms (it quotes the wrong article); 0: off
+    extractive_section_margin: int = Field(2, ge=0)
+    # What the user reads when the answer is insufficient_evidence (gate, no context, the model's own
+    # abstention, validation give-up), by the question's language; "default" for any other language.
+    abstention_messages: dict[str, str] = Field(default_factory=lambda: dict(ABSTENTION_MESSAGES))
+
+    @model_validator(mode="after")
+    def _default_message(self) -> "GenerationConfig":
+        if "default" not in self.abstention_messages:
+            raise ValueError("abstention_messages needs a 'default' entry (used for languages without their own)")
+        return self
+
+    def abstention_message(self, language: str) -> str:
+        """The abstention text for a question language code (``ko``, ``en``, ...)."""
+        m = self.abstention_messages
+        return m.get(language, m["default"])
+
+
+class ValidationConfig(Section):
+    """Server-side citation checks (rag.answer.validation)."""
+
+    section: ClassVar[str] = "validation"
+    support_method: Literal["lexical", "embedding", "max"] = "lexical"
+    # lexical support a cited sentence / claim needs; 0.45 = max F1 on the SciFact dev half
+    # (scripts/measure_support.py: AUROC 0.81 SciFact test half, 0.88 WiCE)
+    support_threshold: float = Field(0.45, ge=0, le=1)
+    embedding_threshold: float = Field(0.75, ge=-1, le=1)  # cosine, for support_method embedding / max
+    require_quotes: bool = True  # every citation carries a quote found verbatim in its block
+    check_claims: bool = True  # each citation's claim must also reach the support threshold
+    reject_urls: bool = True  # a URL in the answer, a claim or a quote is a violation
+
+
+class SecurityConfig(Section):
+    """Handling of retrieved text that tries to instruct the assistant (rag.context.sanitize)."""
+
+    section: ClassVar[str] = "security"
+    # off: defuse tags/markers only; drop_block: drop the suspect block; drop_document: drop every block
+    # of a document that carried an injection attempt. Dropped evidence is listed as suspected_injection.
+    quarantine: Literal["off", "drop_block", "drop_document"] = "drop_document"

@@ -1,0 +1,133 @@
+"""The whole configuration tree (:class:`RagConfig`, its hashes and ``--set`` overrides) and loading it
+from YAML (:func:`load_config`, :func:`read_yaml`)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, ValidationError, model_validator
+
+from rag.config.answering import (
+    ContextConfig,
+    GateConfig,
+    GenerationConfig,
+    RerankConfig,
+    RetrievalConfig,
+    SecurityConfig,
+    ValidationConfig,
+)
+from rag.config.base import Section, digest, format_errors
+from rag.config.indexing import BM25Config, ChunkingConfig, CorpusConfig, DenseConfig, EmbeddingConfig, IndexConfig
+from rag.config.operations import BatchConfig, ServeConfig, ToolsConfig
+from rag.errors import ConfigError
+
+__all__ = ["RagConfig", "load_config", "read_yaml"]
+
+
+class RagConfig(Section):
+    name: str = "default"
+    corpus: CorpusConfig = CorpusConfig()
+    index: IndexConfig = IndexConfig()
+    chunking: ChunkingConfig = ChunkingConfig()
+    bm25: BM25Config = BM25Config()
+    embedding: EmbeddingConfig = EmbeddingConfig()
+    dense: DenseConfig = DenseConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
+    context: ContextConfig = ContextConfig()
+    rerank: RerankConfig = RerankConfig()
+    gate: GateConfig = GateConfig()
+    generation: GenerationConfig = GenerationConfig()
+    validation: ValidationConfig = ValidationConfig()
+    security: SecurityConfig = SecurityConfig()
+    batch: BatchConfig = BatchConfig()
+    serve: ServeConfig = ServeConfig()
+    tools: ToolsConfig = ToolsConfig()
+    base_dir: str = Field(".", exclude=True)
+
+    @model_validator(mode="after")
+    def _output_budget(self) -> "RagConfig":
+        if self.generation.max_tokens != self.context.output_reserve:
+            raise ValueError(
+                f"generation.max_tokens ({self.generation.max_tokens}) must equal context.output_reserve "
+                f"({self.context.output_reserve}): the context budget reserves exactly what the model may write")
+        if self.generation.backend == "llamacpp" and self.context.context_limit > self.generation.n_ctx:
+            raise ValueError(
+                f"context.context_limit ({self.context.context_limit}) exceeds generation.n_ctx "
+                f"({self.generation.n_ctx}), the local model's window: lower context_limit or raise n_ctx")
+        return self
+
+    @property
+    def tokenizer_model(self) -> str:
+        """The model whose tokenizer counts the budget: ``context.model``, else ``generation.model``."""
+        return self.context.model or self.generation.model
+
+    def resolve(self, path: str) -> Path:
+        p = Path(path).expanduser()
+        return p if p.is_absolute() else (Path(self.base_dir) / p)
+
+    @property
+    def hash(self) -> str:
+        return digest(self.model_dump(mode="json"))
+
+    @property
+    def results_hash(self) -> str:
+        """Hash of every setting that can change an answer: the config minus its ``batch`` and ``serve`` sections."""
+        d = self.model_dump(mode="json")
+        d.pop("batch", None)
+        d.pop("serve", None)
+        return digest(d)
+
+    @property
+    def index_hash(self) -> str:
+        """Hash of the settings an index's contents depend on."""
+        d = self.model_dump(mode="json")
+        return digest({k: d[k] for k in ("chunking", "bm25", "embedding", "dense")} | {
+            "embedding": {k: v for k, v in d["embedding"].items() if k not in ("batch_size", "cache_dir", "threads")}
+        })
+
+    def with_overrides(self, overrides: dict[str, object]) -> "RagConfig":
+        """A copy with dotted-path overrides applied, validated again."""
+        data = self.model_dump(mode="json")
+        for dotted, value in overrides.items():
+            node = data
+            parts = dotted.split(".")
+            for part in parts[:-1]:
+                if not isinstance(node.get(part), dict):
+                    raise ConfigError(f"{dotted}: unknown config section '{part}'")
+                node = node[part]
+            node[parts[-1]] = value
+        return _validate(data, source="overrides", base_dir=self.base_dir)
+
+
+def _validate(data: object, *, source: str, base_dir: str) -> RagConfig:
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping of sections, got {type(data).__name__}")
+    try:
+        return RagConfig.model_validate({**data, "base_dir": base_dir})
+    except ValidationError as exc:
+        raise ConfigError(format_errors(exc, source)) from None
+
+
+def read_yaml(path: Path, error: type[ConfigError] = ConfigError, missing_hint: str = "") -> object:
+    """Parse a YAML file; a missing file, bad YAML or non-UTF-8 text raise ``error`` naming the file."""
+    import yaml
+
+    if not path.is_file():
+        raise error(f"{missing_hint or 'file'} not found: {path}")
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise error(f"{path}: not valid YAML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: not UTF-8 text ({exc})") from None
+
+
+def load_config(path: str | Path | None = None) -> RagConfig:
+    """Load and validate a YAML config; ``None`` gives the defaults (paths relative to CWD)."""
+    if path is None:
+        return _validate({}, source="<defaults>", base_dir=".")
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"config file not found: {p} (pass --config with an existing YAML file)")
+    return _validate(read_yaml(p), source=str(p), base_dir=str(p.resolve().parent))
