@@ -11,7 +11,7 @@ A dataset folder holds ``corpus.jsonl`` (one document version a line: ``id``, ``
 - a fact is *found* when it occurs in the answer after both are normalised
   (:func:`normalize_fact_text`: NFKC, ``**`` and backslash escapes removed, all whitespace
   removed), or when ``rag.text.facts`` is installed and says the quantities are equal;
-- the *current version* of a document is its greatest ``version`` (:func:`rag.index.versions.version_key`);
+- the *current version* of a document is its greatest ``version`` (:func:`rag.index.version_order.version_key`);
 - an answerable question is *correct* when it was answered, every fact was found and one
   citation points at the gold document's current version; an unanswerable one is correct when
   the pipeline abstained.
@@ -35,7 +35,7 @@ from typing import Any
 from rag._io import read_jsonl
 from rag.config import RagConfig
 from rag.errors import DatasetError
-from rag.index.versions import latest_versions
+from rag.index.version_order import latest_versions
 from rag.pipeline import Pipeline
 from rag.text.lang import ZERO_WIDTH
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rag.config import RetrievalConfig, VersionsAsOf
-from rag.index.versions import version_key
+from rag.index.version_order import version_key
 from rag.types import Candidate
 
 _DATE = re.compile(r"^\s*(\d{4})\s*[-./]\s*(\d{1,2})\s*[-./]\s*(\d{1,2})\.?\s*$")

@@ -1,4 +1,4 @@
-"""Answer-level evaluation (rag.evaluation.faithfulness) and version ordering (rag.index.versions)."""
+"""Answer-level evaluation (rag.evaluation.faithfulness) and version ordering (rag.index.version_order)."""
 from __future__ import annotations
 
 import json
@@ -22,7 +22,7 @@ from rag.evaluation.faithfulness import (
     score_answer,
     style_metrics,
 )
-from rag.index.versions import latest_versions, version_key
+from rag.index.version_order import latest_versions, version_key
 from tests.conftest import write_config
 
 CORPUS = [

@@ -7,7 +7,7 @@ import datetime
 import pytest
 
 from rag.config import ConfigError, RetrievalConfig, VersionsAsOf, load_config
-from rag.index.versions import version_key
+from rag.index.version_order import version_key
 from rag.retrieval.versions import VersionInfo, allowed_versions, effective_date, filter_versions, parse_date
 from rag.types import Candidate, Chunk
 

@@ -1,4 +1,5 @@
-"""Ordering document versions: which version of a document is the current one.
+"""The order of version strings: which version of a document is the current one (the policy of which
+versions a search may return is :mod:`rag.retrieval.versions`).
 
 A version is any string (a date ``2026-01-02``, ``2025.1``, ``v10``). Versions compare with a
 natural sort key: runs of ASCII digits compare as integers, the text between them as text, so
