@@ -46,11 +46,13 @@ test: $(LLM_STAMP)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not models and not data and not llm"
 
+## The measurements that take under 10 minutes, checked against benchmarks/expected.yaml (docs/benchmarks.md).
 bench: $(STAMP)
-	$(BIN)/python scripts/bench_retrieval.py
+	$(BIN)/rag bench check --max-minutes 10
 
+## The retrieval index benchmark alone (rag bench list shows the others).
 measure: $(STAMP)
-	PATH=$(BIN):$$PATH scripts/measure_retrieval.sh
+	$(BIN)/rag bench run retrieval
 
 clean:
 	rm -rf .rag build *.egg-info

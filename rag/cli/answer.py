@@ -166,7 +166,7 @@ def cmd_demo(args) -> int:
 
 def demo_verdict(p, q: dict, res, tally: dict) -> tuple[bool, list[str]]:
     """Score one demo question as `rag demo` does (see cmd_demo): whether it passed, and notes; updates
-    ``tally``. Also used by scripts/seed001_experiment.py."""
+    ``tally``. Also used by scripts/seed001_experiment.py (at commit efa571a)."""
     from rag.evaluation.faithfulness import normalize_fact_text as flat  # the form eval-answers compares in
 
     notes: list[str] = []

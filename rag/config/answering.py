@@ -208,7 +208,7 @@ class ValidationConfig(Section):
     section: ClassVar[str] = "validation"
     support_method: Literal["lexical", "embedding", "max"] = "lexical"
     # lexical support a cited sentence / claim needs; 0.45 = max F1 on the SciFact dev half
-    # (scripts/measure_support.py: AUROC 0.81 SciFact test half, 0.88 WiCE)
+    # (rag bench run support: AUROC 0.81 SciFact test half, 0.88 WiCE)
     support_threshold: float = Field(0.45, ge=0, le=1)
     embedding_threshold: float = Field(0.75, ge=-1, le=1)  # cosine, for support_method embedding / max
     require_quotes: bool = True  # every citation carries a quote found verbatim in its block

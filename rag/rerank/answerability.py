@@ -18,7 +18,7 @@ A feature a question lacks (no BM25 hit, the reranker did not run) takes the mod
 mean, i.e. contributes nothing. The fitted model is a JSON file (``answerability.json``) stored
 beside the reranker whose logits it reads; its threshold lives in the config (``gate.threshold``
 with ``gate.signal: answerability``). How it was fitted and validated (leave one data set out):
-``scripts/fit_answerability.py`` and docs/results/models.md.
+``scripts/fit_answerability.py`` at commit efa571a and docs/results/models.md.
 """
 from __future__ import annotations
 
@@ -140,7 +140,7 @@ def load(path: Path) -> AnswerabilityModel:
                                str(d.get("note", "")))
     except FileNotFoundError:
         raise ModelLoadError(f"answerability model not found: {path}; fit one with scripts/fit_answerability.py "
-                             "or set gate.signal to probability") from None
+                             "at commit efa571a (docs/benchmarks.md) or set gate.signal to probability") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ModelLoadError(f"{path}: not an answerability model ({exc})") from None
     if not m.features or any(f not in FEATURES for f in m.features) or \

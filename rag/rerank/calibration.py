@@ -40,7 +40,7 @@ class Calibration:
             return cls(float(d["a"]), float(d["b"]), str(d.get("fitted_on", "")), int(d.get("n", 0)))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ModelLoadError(f"{path}: not a valid calibration file ({exc}); refit it with "
-                                 "scripts/calibrate_reranker.py or delete it") from None
+                                 "scripts/tune_reranker.py (at commit efa571a, docs/benchmarks.md) or delete it") from None
 
 
 def fit_platt(scores: Sequence[float], labels: Sequence[int], fitted_on: str = "", iters: int = 100) -> Calibration:
