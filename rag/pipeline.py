@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
+import functools
 import logging
 import time
 from dataclasses import dataclass
@@ -18,13 +19,13 @@ from rag.config import RagConfig, load_config
 from rag.context.builder import DroppedEvidence, Evidence
 from rag.context.prompt import Guideline, GuidelineSelector, Prompt, PromptBuilder
 from rag.context.sanitize import QuarantinedEvidence, quarantine
-from rag.errors import ConfigError, EmptyCorpusError, IndexMismatchError
+from rag.errors import ConfigError
 from rag.index.chunking import Chunker
 from rag.index.embedders import CachedEmbedder, Embedder, EmbeddingCache, cosines, make_embedder
 from rag.index.loaders import check_unique, load_documents, load_guidelines
-from rag.index.layout import index_exists
+from rag.index.backend import IndexBackend, make_backend
 from rag.index.protocol import Index
-from rag.index.store import HybridIndex, Progress, UpdateReport, build_index, text_sha256
+from rag.index.updates import Progress, UpdateReport
 from rag.rerank.calibration import Calibration
 from rag.rerank.cross_encoder import (BUNDLED_RERANKERS, CrossEncoderReranker, CrossEncoderScorer, RerankResult,
                                       reranked_candidates)
@@ -91,32 +92,24 @@ class Pipeline:
     def index_path(self) -> Path:
         return self.config.resolve(self.config.index.path)
 
+    @functools.cached_property
+    def backend(self) -> IndexBackend:
+        """Where the configured index lives (``index.backend``, :mod:`rag.index.backend`); made once."""
+        return make_backend(self.config, self.chunker, self.analyzer, self.embedder)
+
     @property
     def index_location(self) -> str:
         """Where the configured index lives, for messages: its folder, or the Milvus URI and collection."""
-        return self.milvus_index().where_label if self.config.index.backend == "milvus" else str(self.index_path)
+        return self.backend.location
 
     def index_exists(self) -> bool:
-        if self.config.index.backend == "milvus":
-            return self.milvus_index().exists()
-        return index_exists(self.index_path)
+        return self.backend.exists()
 
     def new_index(self, docs: Iterable[Document], progress: Progress | None = None) -> Index:
         """An index of ``docs`` apart from the configured one (evaluation, training data mining):
         in memory on the local backend; on Milvus, a collection named after the documents and the
         index settings (``<collection>_<hash>``), reused when it already holds them."""
-        docs = check_unique(list(docs))
-        if self.config.index.backend == "local":
-            return build_index(docs, self.config, self.chunker(), self.analyzer(), self.embedder, progress)
-        from rag.config import digest
-
-        key = digest({"index": self.config.index_hash,
-                      "docs": [[d.id, d.version, text_sha256(d.text)] for d in sorted(docs, key=lambda d: d.key)]})
-        idx = self.milvus_index(f"{self.config.index.milvus.collection}_{key[:12]}").create()
-        idx.sync(docs, progress)
-        if not len(idx):
-            raise EmptyCorpusError(f"the corpus has {len(docs)} documents but no text to index (all empty)")
-        return idx
+        return self.backend.new(check_unique(list(docs)), progress)
 
     def milvus_index(self, collection: str | None = None):
         """A :class:`rag.index.milvus.MilvusIndex` on ``index.milvus`` (not yet opened)."""
@@ -127,11 +120,7 @@ class Pipeline:
     @property
     def index(self) -> Index:
         if self._index is None:
-            if self.config.index.backend == "milvus":
-                self._index = self.milvus_index().open()
-            else:
-                self._index = HybridIndex.load(self.index_path, self.config, self.chunker(), self.analyzer(),
-                                               self.embedder)
+            self._index = self.backend.open()
         return self._index
 
     @property
@@ -157,31 +146,9 @@ class Pipeline:
 
         An existing index built with another model/analyzer is refused unless ``force``;
         unchanged chunks are not embedded again (embedding cache)."""
-        if self.config.index.backend == "milvus":
-            docs = check_unique(self.load_corpus() if docs is None else list(docs))
-            if not docs:
-                raise EmptyCorpusError("the corpus is empty: no documents were found to index")
-            idx = self.milvus_index()
-            try:
-                idx.create(drop=force)
-            except IndexMismatchError as exc:
-                raise IndexMismatchError(f"{exc}\n(refusing to overwrite it; pass force=True / --force)") from None
-            idx.sync(docs, progress)
-            if not len(idx):
-                raise EmptyCorpusError(f"the corpus has {len(docs)} documents but no text to index (all empty)")
-            self._index = idx
-            return idx
-        path = self.index_path
-        if index_exists(path) and not force:
-            try:
-                HybridIndex(self.config, self.chunker(), self.analyzer(), self.embedder).check_compatible(path)
-            except IndexMismatchError as exc:
-                raise IndexMismatchError(f"{exc}\n(refusing to overwrite it; pass force=True / --force)") from None
-        docs = self.load_corpus() if docs is None else list(docs)
-        idx = self.new_index(docs, progress)
-        idx.save(path)
-        self._index = idx
-        return idx
+        docs = check_unique(self.load_corpus() if docs is None else list(docs))
+        self._index = self.backend.build(docs, force=force, progress=progress)
+        return self._index
 
     def add_documents(self, docs: Iterable[Document]) -> UpdateReport:
         report = self.index.add(docs)
@@ -200,8 +167,7 @@ class Pipeline:
 
     def _persist(self) -> None:
         """The local backend saves a new version folder; Milvus published the update already."""
-        if isinstance(self.index, HybridIndex):
-            self.index.save(self.index_path)
+        self.backend.persist(self.index)
 
     def search(self, query: str, candidates: int | None = None, where: SearchFilter | None = None) -> SearchResult:
         """Fused candidates (``candidates``: how many, default ``retrieval.candidates``); ``where``

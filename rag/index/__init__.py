@@ -33,6 +33,8 @@ from rag.index.bm25 import (
 from rag.index.store import (
     build_index,
     HybridIndex,
+)
+from rag.index.updates import (
     IndexedDocument,
     Progress,
     UpdateReport,

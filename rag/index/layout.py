@@ -1,13 +1,18 @@
-"""The index folder format: the version folders, CURRENT, and the records saved beside the arrays."""
+"""The index format: the version folders, CURRENT, the records saved beside the arrays, and the
+stored parameters every backend checks on open."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag.errors import IndexCorruptError, IndexNotFoundError
+from rag import __version__
+from rag.errors import IndexCorruptError, IndexMismatchError, IndexNotFoundError
+from rag.types import Chunk
 
+logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 
@@ -71,3 +76,52 @@ def current_version(root: Path) -> Path:
     if not _VERSION_DIR.match(name) or not folder.is_dir():
         raise IndexCorruptError(f"{root}/CURRENT points at {name!r}, which does not exist; rebuild with `rag index`")
     return folder
+
+
+def chunking_name(chunker) -> str:
+    """The chunking an index records in its parameters (a :class:`rag.index.chunking.Chunker`'s
+    token counter, sizes and structure mode)."""
+    name = f"{chunker.counter.name}:max{chunker.max_tokens}:overlap{chunker.overlap_tokens}"
+    # plain keeps the name indexes had before structure-aware chunking, so they still load as plain
+    return name if chunker.config.structure == "plain" else f"{name}:structure-{chunker.config.structure}"
+
+
+def chunk_from_json(o: dict) -> Chunk:
+    """A saved chunk record back to a :class:`Chunk`: ``heading_path`` (a JSON list) becomes a tuple;
+    records written before ``locator``/``heading_path`` existed load with their defaults."""
+    if "heading_path" in o:
+        path = o["heading_path"]
+        if not isinstance(path, (list, tuple)) or not all(isinstance(h, str) for h in path):
+            raise ValueError(f"chunk {o.get('evidence_id')!r}: heading_path must be a list of strings")
+        o = {**o, "heading_path": tuple(path)}
+    return Chunk(**o)
+
+
+def check_params(params: dict, model_id: str, analyzer: str, chunking: str, root: object,
+                 elsewhere: str = "index.path") -> None:
+    """Refuse an index whose stored parameters differ from what the config asks for (``root``:
+    where it is, and ``elsewhere``: the key that names another one, for the messages)."""
+    if params.get("format_version") != FORMAT_VERSION:
+        raise IndexMismatchError(
+            f"{root}: index format {params.get('format_version')} (rag {params.get('package_version')}); this rag "
+            f"reads format {FORMAT_VERSION}. Rebuild it with `rag index --config ... --force`."
+        )
+    want = model_id
+    if params.get("embedding_model") != want:
+        raise IndexMismatchError(
+            f"{root}: index was built with embedding model {params.get('embedding_model')!r} "
+            f"(dim {params.get('embedding_dim')}), but the config asks for {want!r}. Its vectors are not comparable: "
+            f"point {elsewhere} elsewhere, or rebuild with `rag index --config ... --force`."
+        )
+    if params.get("analyzer") != analyzer:
+        raise IndexMismatchError(
+            f"{root}: index was built with BM25 analyzer {params.get('analyzer')!r}, config asks for "
+            f"{analyzer!r}; rebuild with `rag index --config ... --force`."
+        )
+    if params.get("chunking") != chunking:
+        raise IndexMismatchError(
+            f"{root}: index was chunked as {params.get('chunking')!r}, config asks for {chunking!r}; "
+            "rebuild with `rag index --config ... --force`."
+        )
+    if params.get("package_version") != __version__:
+        logger.info("index %s was written by rag %s (this is %s)", root, params.get("package_version"), __version__)

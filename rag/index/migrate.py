@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping
 
 from rag.errors import IndexMismatchError
 
@@ -21,7 +21,7 @@ class MigrateReport:
     seconds: float
 
 
-def _same_contents(source, target_params: dict, source_label: str, target_label: str) -> None:
+def _same_contents(source, target_params: Mapping[str, object], source_label: str, target_label: str) -> None:
     src = source.params()
     for name in ("embedding_model", "embedding_dim", "analyzer", "chunking"):
         if getattr(src, name) != target_params[name]:
@@ -37,28 +37,17 @@ def migrate(source_pipeline, target_pipeline, *, batch_documents: int | None = N
     batches that each end in a published version (a saved folder / a Milvus generation), so an
     interrupted migration resumes where it stopped when run again (``batch_documents``: default the
     target's ``index.milvus.batch_documents``). Documents already in the target with the same text
-    are skipped; one there with other text is an error (nothing is overwritten)."""
-    from rag.index.store import HybridIndex
+    are skipped; one there with other text is an error (nothing is overwritten).
 
+    Both pipelines are used through ``.index`` (the source) and ``.backend``
+    (:class:`rag.index.backend.IndexBackend`) only."""
     t0 = time.perf_counter()
     source = source_pipeline.index
-    tp = target_pipeline
-    if tp.config.index.backend == "milvus":
-        target = tp.milvus_index()
-        target._dim = source.dim  # noqa: SLF001 — the vectors come from the source; no model is loaded
-        target.create()
-        params = target.check_compatible()
-    else:
-        if tp.index_exists():
-            target = tp.index
-        else:
-            target = HybridIndex(tp.config, tp.chunker(), tp.analyzer(), tp.embedder)
-            target._dim = source.dim  # noqa: SLF001
-        params = {"embedding_model": tp.embedder.model_id, "embedding_dim": source.dim,
-                  "analyzer": target.analyzer.name, "chunking": target.chunking_name}
-    _same_contents(source, {**params, "embedding_model": tp.embedder.model_id}, source_pipeline.index_location,
-                   tp.index_location)
-    batch_documents = batch_documents or tp.config.index.milvus.batch_documents
+    backend = target_pipeline.backend
+    goal = backend.import_target(source.dim)  # the vectors come from the source; no model is loaded
+    target = goal.index
+    _same_contents(source, goal.params, source_pipeline.backend.location, backend.location)
+    batch_documents = batch_documents or target_pipeline.config.index.milvus.batch_documents
     keys = sorted(source.documents)
     have = dict(target.documents)
     already = sum(1 for k in keys if k in have and have[k].text_sha256 == source.documents[k].text_sha256)
@@ -67,8 +56,7 @@ def migrate(source_pipeline, target_pipeline, *, batch_documents: int | None = N
     for i in range(0, len(todo), batch_documents):
         items = source.export(todo[i:i + batch_documents])
         copied += target.import_documents(items)
-        if isinstance(target, HybridIndex):
-            target.save(tp.index_path)
+        backend.persist(target)
         if progress is not None:
             progress(sum(len(it.chunks) for it in items))
         logger.info("migrated %d / %d documents", min(i + batch_documents, len(todo)), len(todo))

@@ -18,7 +18,6 @@ that opened it just before the swap can finish.
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import logging
 import os
@@ -26,7 +25,7 @@ import shutil
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -45,13 +44,14 @@ from rag.errors import (
     InputError,
     missing_dependency,
 )
-from rag.index.layout import FORMAT_VERSION, DocumentRecord, IndexParams, current_version, version_numbers
+from rag.index.layout import (FORMAT_VERSION, DocumentRecord, IndexParams, check_params, chunk_from_json,
+                              chunking_name, current_version, version_numbers)
 from rag.index.loaders import check_unique
+from rag.index.updates import (IndexedDocument, Progress, UpdateReport, check_replace, chunk_and_embed, keys_of,
+                               labels, passage_text, replace_plan, split_new)
 from rag.types import Chunk, Document, ScoredChunk, SearchFilter
 
 logger = logging.getLogger(__name__)
-
-Progress = Callable[[int], None]
 
 
 @dataclass(frozen=True)
@@ -65,93 +65,6 @@ class _State:
     vocab: dict
 
 
-@dataclass(frozen=True)
-class UpdateReport:
-    added: tuple[str, ...]
-    removed: tuple[str, ...]
-    unchanged: tuple[str, ...]
-    chunks_embedded: int
-
-
-def text_sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True)
-class IndexedDocument:
-    """One document as an index holds it: its record, its chunks and their vectors (row-aligned).
-    ``rag migrate`` copies these between backends without embedding again."""
-
-    record: DocumentRecord
-    chunks: tuple[Chunk, ...]
-    vectors: np.ndarray
-
-
-def split_new(documents: Mapping[tuple[str, str], DocumentRecord], docs: Sequence[Document]
-              ) -> tuple[list[Document], list[str]]:
-    """For ``add``: the documents not indexed yet, and the "id:version" of those indexed with the
-    same text. One indexed with other text is a :class:`DuplicateDocumentError` (nothing changed)."""
-    new: list[Document] = []
-    unchanged: list[str] = []
-    for d in docs:
-        check_document(d)
-        rec = documents.get(d.key)
-        if rec is None:
-            new.append(d)
-        elif rec.text_sha256 == text_sha256(d.text):
-            unchanged.append(f"{d.id}:{d.version}")
-        else:
-            raise DuplicateDocumentError(
-                f"document {d.id!r} version {d.version!r} is already indexed with different text; "
-                "use replace() (or give it a new version) — the index was left unchanged"
-            )
-    return new, unchanged
-
-
-def replace_plan(documents: Mapping[tuple[str, str], DocumentRecord], docs: Sequence[Document]
-                 ) -> tuple[set[tuple[str, str]], list[tuple[str, str]], list[Document]]:
-    """For ``replace``: the keys kept (same id, version and text), the keys dropped (other
-    versions of the given ids, or other text), and the documents to add."""
-    ids = {d.id for d in docs}
-    keep = {d.key for d in docs if d.key in documents and documents[d.key].text_sha256 == text_sha256(d.text)}
-    drop = sorted(k for k in documents if k[0] in ids and k not in keep)
-    return keep, drop, [d for d in docs if d.key not in keep]
-
-
-def chunk_and_embed(docs: Sequence[Document], chunker: Chunker, embedder: Embedder, dim: int,
-                    progress: Progress | None = None) -> tuple[list[IndexedDocument], int]:
-    """Chunk and embed ``docs``; returns them as indexed documents and how many chunks were
-    embedded (cache hits of a :class:`CachedEmbedder` are not counted)."""
-    from rag.index.embedders import CachedEmbedder
-
-    per_doc: list[list[Chunk]] = []
-    for d in docs:
-        cs = chunker.chunk(d)
-        if not cs:
-            logger.warning("document %s:%s has no text to index; recorded with 0 chunks", d.id, d.version)
-        per_doc.append(cs)
-    texts = [passage_text(c) for cs in per_doc for c in cs]
-    if isinstance(embedder, CachedEmbedder):
-        before = embedder.misses
-        vecs = embedder.embed_passages(texts, progress=progress)
-        embedded = embedder.misses - before
-    else:
-        vecs = embedder.embed_passages(texts)
-        embedded = len(texts)
-        if progress is not None:
-            progress(len(texts))
-    vecs = np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1) if texts else np.zeros((0, dim), np.float32)
-    if texts and vecs.shape[1] != dim:
-        raise IndexMismatchError(f"embedder returned dimension {vecs.shape[1]}, expected {dim}")
-    out, row = [], 0
-    for d, cs in zip(docs, per_doc):
-        rec = DocumentRecord(d.id, d.version, d.title, d.uri, text_sha256(d.text), len(cs),
-                             json.dumps(dict(d.metadata), ensure_ascii=False, sort_keys=True, default=str))
-        out.append(IndexedDocument(rec, tuple(cs), vecs[row:row + len(cs)]))
-        row += len(cs)
-    return out, embedded
-
-
 def _row_key(c: Chunk) -> tuple[str, str, int]:
     return (c.document_id, c.document_version, c.ordinal)
 
@@ -162,9 +75,12 @@ class HybridIndex:
     backend = "local"
     has_bm25 = True
 
-    def __init__(self, config: RagConfig, chunker: Chunker, analyzer: Analyzer, embedder: Embedder) -> None:
+    def __init__(self, config: RagConfig, chunker: Chunker, analyzer: Analyzer, embedder: Embedder, *,
+                 dim: int | None = None) -> None:
         """``config``: what the contents depend on is read from its ``bm25`` and ``dense`` sections and
-        its ``index_hash`` (chunking, bm25, embedding, dense); the built parts are passed in."""
+        its ``index_hash`` (chunking, bm25, embedding, dense); the built parts are passed in. ``dim``:
+        the vector dimension when it is known already (``rag migrate`` copies vectors: no model is
+        loaded to ask it); by default the embedder's, asked on first use."""
         self.config = config
         self.chunker = chunker
         self.analyzer = analyzer
@@ -174,7 +90,7 @@ class HybridIndex:
         self.embeddings = np.zeros((0, 0), dtype=np.float32)
         self.bm25 = BM25Index(config.bm25)
         self._faiss = None
-        self._dim: int | None = None
+        self._dim: int | None = dim
         self._lock = threading.Lock()  # guards the swap of (chunks, embeddings, bm25, faiss, documents)
         self._write_lock = threading.RLock()  # one update at a time
         self.version_name: str | None = None  # the saved version folder these contents are (v-000007), if any
@@ -194,9 +110,7 @@ class HybridIndex:
 
     @property
     def chunking_name(self) -> str:
-        name = f"{self.chunker.counter.name}:max{self.chunker.max_tokens}:overlap{self.chunker.overlap_tokens}"
-        # plain keeps the name indexes had before structure-aware chunking, so they still load as plain
-        return name if self.chunker.config.structure == "plain" else f"{name}:structure-{self.chunker.config.structure}"
+        return chunking_name(self.chunker)
 
     def params(self) -> IndexParams:
         c = self.config
@@ -257,17 +171,13 @@ class HybridIndex:
             if new:
                 state, embedded = self._with(self._current(), new, progress)
                 self._commit(state)
-        return UpdateReport(tuple(f"{d.id}:{d.version}" for d in new), (), tuple(unchanged), embedded)
+        return UpdateReport(labels(d.key for d in new), (), tuple(unchanged), embedded)
 
     def replace(self, docs: Iterable[Document], progress: Progress | None = None) -> UpdateReport:
         """Make each given document the only indexed version of its id."""
         self._writable("replace documents")
         docs = check_unique(list(docs))
-        ids = {d.id for d in docs}
-        if len(ids) != len(docs):
-            raise DuplicateDocumentError("replace() got two versions of one document id; pass one version per id")
-        for d in docs:
-            check_document(d)
+        check_replace(docs)
         with self._write_lock:
             keep, drop, new = replace_plan(self.documents, docs)
             state = self._without(self._current(), set(drop))
@@ -276,23 +186,15 @@ class HybridIndex:
                 state, embedded = self._with(state, new, progress)
             if drop or new:
                 self._commit(state)
-        return UpdateReport(
-            tuple(f"{d.id}:{d.version}" for d in new),
-            tuple(f"{i}:{v}" for i, v in drop),
-            tuple(f"{i}:{v}" for i, v in sorted(keep)),
-            embedded,
-        )
+        return UpdateReport(labels(d.key for d in new), labels(drop), labels(sorted(keep)), embedded)
 
     def delete(self, doc_id: str, version: str | None = None) -> UpdateReport:
         """Delete every version of ``doc_id`` (or one version). Unknown ids are an error."""
         self._writable("delete documents")
         with self._write_lock:
-            keys = {k for k in self.documents if k[0] == doc_id and (version is None or k[1] == version)}
-            if not keys:
-                what = f"{doc_id!r}" + (f" version {version!r}" if version is not None else "")
-                raise InputError(f"cannot delete document {what}: it is not in the index")
-            self._commit(self._without(self._current(), keys))
-        return UpdateReport((), tuple(f"{i}:{v}" for i, v in sorted(keys)), (), 0)
+            keys = keys_of(doc_id, version, self.documents)
+            self._commit(self._without(self._current(), set(keys)))
+        return UpdateReport((), labels(keys), (), 0)
 
     def _current(self) -> "_State":
         with self._lock:
@@ -547,60 +449,6 @@ class HybridIndex:
             idx.embeddings = np.ascontiguousarray(idx.embeddings)
             idx._build_faiss()
         return idx
-
-
-def chunk_from_json(o: dict) -> Chunk:
-    """A saved chunk record back to a :class:`Chunk`: ``heading_path`` (a JSON list) becomes a tuple;
-    records written before ``locator``/``heading_path`` existed load with their defaults."""
-    if "heading_path" in o:
-        path = o["heading_path"]
-        if not isinstance(path, (list, tuple)) or not all(isinstance(h, str) for h in path):
-            raise ValueError(f"chunk {o.get('evidence_id')!r}: heading_path must be a list of strings")
-        o = {**o, "heading_path": tuple(path)}
-    return Chunk(**o)
-
-
-def passage_text(c: Chunk) -> str:
-    return f"{c.title}\n{c.text}" if c.title and not c.text.startswith(c.title) else c.text
-
-
-def check_document(d: Document) -> None:
-    if not isinstance(d.id, str) or not d.id.strip():
-        raise InputError(f"document id must be a non-empty string, got {d.id!r}")
-    if not isinstance(d.text, str):
-        raise InputError(f"document {d.id!r}: text must be a string, got {type(d.text).__name__}")
-    if ":" in d.version:
-        raise InputError(f"document {d.id!r}: version {d.version!r} must not contain ':' (used in evidence ids)")
-
-
-def check_params(params: dict, model_id: str, analyzer: str, chunking: str, root: object,
-                 elsewhere: str = "index.path") -> None:
-    """Refuse an index whose stored parameters differ from what the config asks for (``root``:
-    where it is, and ``elsewhere``: the key that names another one, for the messages)."""
-    if params.get("format_version") != FORMAT_VERSION:
-        raise IndexMismatchError(
-            f"{root}: index format {params.get('format_version')} (rag {params.get('package_version')}); this rag "
-            f"reads format {FORMAT_VERSION}. Rebuild it with `rag index --config ... --force`."
-        )
-    want = model_id
-    if params.get("embedding_model") != want:
-        raise IndexMismatchError(
-            f"{root}: index was built with embedding model {params.get('embedding_model')!r} "
-            f"(dim {params.get('embedding_dim')}), but the config asks for {want!r}. Its vectors are not comparable: "
-            f"point {elsewhere} elsewhere, or rebuild with `rag index --config ... --force`."
-        )
-    if params.get("analyzer") != analyzer:
-        raise IndexMismatchError(
-            f"{root}: index was built with BM25 analyzer {params.get('analyzer')!r}, config asks for "
-            f"{analyzer!r}; rebuild with `rag index --config ... --force`."
-        )
-    if params.get("chunking") != chunking:
-        raise IndexMismatchError(
-            f"{root}: index was chunked as {params.get('chunking')!r}, config asks for {chunking!r}; "
-            "rebuild with `rag index --config ... --force`."
-        )
-    if params.get("package_version") != __version__:
-        logger.info("index %s was written by rag %s (this is %s)", root, params.get("package_version"), __version__)
 
 
 def build_index(docs: Sequence[Document], config: RagConfig, chunker: Chunker, analyzer: Analyzer,

@@ -16,20 +16,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import fcntl
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import AsyncIterator, Callable, Sequence
 
 from rag.config import RagConfig
-from rag.errors import IndexError_
 from rag.index.embedders import serialized
-from rag.index.layout import current_version
 from rag.index.protocol import Index
-from rag.index.store import HybridIndex, UpdateReport
+from rag.index.updates import UpdateReport
 from rag.pipeline import Pipeline
 from rag.result import AnswerResult
 from rag.serve.auth import ApiKeys
@@ -185,39 +181,21 @@ class Service:
         return await loop.run_in_executor(self.writer, lambda: ctx.run(self._write_now, op))
 
     def _write_now(self, op: Callable[[Index], UpdateReport]) -> DocumentsChange:
-        p = self.pipeline
-        root = p.index_path
-        if p.config.index.backend == "milvus":
-            # The engine publishes each update as a new generation and requests pin the one that was
-            # live when they started; the lock keeps this machine's workers to one writer at a time.
-            with _locked(root / ".writer.lock"):
-                idx = p.index
-                report = op(idx)
-                self._published(idx)
-            return DocumentsChange(report, idx.version_name, len(idx.documents), len(idx))
-        with _locked(root / ".writer.lock"):
-            base = self._newest()
-            fork = base.fork(p.chunker(), p.analyzer())
-            report = op(fork)
-            if report.added or report.removed:
-                fork.save(root)
-                self._published(fork)
-            else:
-                fork = base
-        return DocumentsChange(report, fork.version_name, len(fork.documents), len(fork))
+        """Under the writer lock (this machine's workers, one at a time): ``op`` on the newest index,
+        as the backend writes it (the local folder: a fork, saved as a new version; Milvus: a new
+        published generation), then served from now on."""
+        backend = self.pipeline.backend
+        with backend.writer_lock():
+            idx, report = backend.write(self._newest(), op)
+            self._published(idx)
+        return DocumentsChange(report, idx.version_name, len(idx.documents), len(idx))
 
-    def _newest(self) -> HybridIndex:
+    def _newest(self) -> Index:
         """The live index, or the newer version another worker saved (loaded and published)."""
         live = self.pipeline.index
-        root = self.pipeline.index_path
-        try:
-            name = current_version(root).name
-        except IndexError_:
+        fresh = self.pipeline.backend.poll(live)
+        if fresh is None:
             return live
-        if name == live.version_name:
-            return live
-        p = self.pipeline
-        fresh = HybridIndex.load(root, p.config, p.chunker(), p.analyzer(), p.embedder)
         self._published(fresh)
         logger.info("now serving index %s (saved by another worker)", fresh.version_name)
         return fresh
@@ -228,35 +206,19 @@ class Service:
         self.metrics.index_documents.set(len(index.documents))
 
     def _poll_disk(self) -> None:
-        """At most every ``index_poll_s``: if ``CURRENT`` names another version, load it on the writer thread."""
-        if self.pipeline.config.index.backend != "local":
-            return  # every pinned request reads the engine's published generation
+        """At most every ``index_poll_s``: if another worker saved a newer version, load it on the
+        writer thread (the Milvus backend never needs to: every pinned request reads the engine's
+        published generation)."""
         now = time.monotonic()
         if now - self._last_poll < self.settings.index_poll_s or (self._sync is not None and not self._sync.done()):
             return
         self._last_poll = now
-        try:
-            name = (self.pipeline.index_path / "CURRENT").read_text(encoding="utf-8").strip()
-        except OSError:
-            return
-        if name != self.pipeline.index.version_name:
+        if self.pipeline.backend.stale(self.pipeline.index):
             self._sync = asyncio.get_running_loop().run_in_executor(self.writer, self._sync_now)
 
     def _sync_now(self) -> None:
         try:
-            with _locked(self.pipeline.index_path / ".writer.lock"):
+            with self.pipeline.backend.writer_lock():
                 self._newest()
         except Exception:  # a version removed while loading, etc.: the next poll tries again
             logger.warning("could not load the newer index version; will retry", exc_info=True)
-
-
-@contextlib.contextmanager
-def _locked(path: Path):
-    """An exclusive ``flock`` on ``path`` (writers of one index folder, across processes)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)

@@ -110,7 +110,7 @@ def test_updates_and_filters_go_through_the_engine(target, tmp_path):
 
 
 def rep_sha(d: Document) -> str:
-    from rag.index.store import text_sha256
+    from rag.index.updates import text_sha256
 
     return text_sha256(d.text)
 
@@ -156,7 +156,7 @@ def test_the_pipeline_answers_the_same_on_every_backend(target, tmp_path, refere
 def test_an_interrupted_write_is_completed_by_a_rerun(target, tmp_path, monkeypatch):
     if not target.milvus:
         pytest.skip("local: a save is atomic (tests/unit/index/test_index.py)")
-    from rag.index import milvus as milvus_mod
+    from rag.index.milvus import collections as milvus_mod
 
     p = pipeline_for(target, tmp_path)
     docs = load_documents(DEMO_DOCS)
@@ -290,7 +290,7 @@ def test_reading_more_rows_than_one_page(target, tmp_path, monkeypatch):
     """Opening reads every document record; past one query's page the query iterator takes over."""
     if not target.milvus:
         pytest.skip("local: the records are a file")
-    from rag.index import milvus as milvus_mod
+    from rag.index.milvus import collections as milvus_mod
 
     p = pipeline_for(target, tmp_path)
     p.build_index()

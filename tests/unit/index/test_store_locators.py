@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from rag.index import current_version
-from rag.index.store import chunk_from_json
+from rag.index.layout import chunk_from_json
 from rag.pipeline import Pipeline
 from rag.types import Chunk, Document
 

@@ -1,0 +1,187 @@
+"""Writing a Milvus index: the writer lease (one writer at a time, across processes and machines)
+and one generation (clean up after a dead writer, purge old removals, write the rows, publish)."""
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import socket
+import threading
+import time
+from typing import Callable, Iterator, Sequence
+
+from rag.errors import DuplicateDocumentError, IndexBackendError, InputError
+from rag.index.milvus.collections import PAGE, Collections
+from rag.index.milvus.records import (MAX_VARCHAR, NEVER, PENDING_MAX, Pending, View, chunk_row, doc_body,
+                                          doc_row, one_of)
+from rag.index.updates import IndexedDocument
+
+logger = logging.getLogger(__name__)
+
+LEASE_S = 120.0  # a writer's lease on the index; a dead writer's lease lapses after this
+
+
+@contextlib.contextmanager
+def lease(cols: Collections, writer: object) -> Iterator[None]:
+    """One writer at a time, across processes and machines: a lease row in the meta collection
+    (holder, expiry). Milvus has no compare-and-set, so the claim is written, then read back
+    after a pause; a lease whose holder is a dead process on this machine, or that expired
+    (``LEASE_S``), is taken over. Waits up to ``timeout_s`` for a live holder. ``writer``: the
+    object that writes (its identity is part of the holder's name)."""
+    me = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}:{id(writer)}"
+    deadline = time.monotonic() + max(cols.settings.timeout_s, 5.0)
+    while True:
+        row = cols.meta_get("lease")
+        holder = json.loads(row["body"]) if row else {}
+        free = (not holder or holder.get("owner") == me or holder.get("expires", 0) < time.time()
+                or _dead_here(str(holder.get("owner", ""))))
+        if free:
+            cols.meta_put("lease", {"owner": me, "expires": time.time() + LEASE_S})
+            time.sleep(0.05)
+            row = cols.meta_get("lease")
+            if row and json.loads(row["body"]).get("owner") == me:
+                break
+        if time.monotonic() > deadline:
+            raise IndexBackendError(
+                f"{cols.label}: another writer ({holder.get('owner', '?')}) holds the index; one writer "
+                f"at a time — retry when it is done (its lease lapses after {LEASE_S:.0f} s if it died)")
+        time.sleep(0.2)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(IndexBackendError):
+            cols.meta_put("lease", {"owner": "", "expires": 0})
+
+
+def _dead_here(owner: str) -> bool:
+    """Whether a lease holder ("host:pid:...") is a process of this machine that no longer runs."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def write_generation(cols: Collections, refresh: Callable[[], View], items: Sequence[IndexedDocument],
+                     drop: Sequence[tuple[str, str]], analyzer: Callable[[str], list[str]] | None) -> int:
+    """Under the lease: clean up after a dead writer, purge old removals, write the new rows, mark
+    the dropped documents, publish. ``refresh`` reads the published view; ``analyzer``: the BM25
+    terms' analyzer (None without BM25). Returns the number of chunks written."""
+    e = cols.engine
+    gen, n_chunks, pending = cols.read_state()
+    clean_unpublished(cols, gen)
+    now = time.time()
+    pending = purge_rows(cols, pending, now, force=False)
+    view = refresh()
+    fresh = []
+    for it in items:  # another writer may have got there between our check and the lease
+        held = view.documents.get((it.record.id, it.record.version))
+        if held is None:
+            fresh.append(it)
+        elif held.text_sha256 != it.record.text_sha256:
+            raise DuplicateDocumentError(f"{cols.label}: {it.record.id!r} version {it.record.version!r} "
+                                         "was indexed with different text by another writer meanwhile; nothing "
+                                         "of this update was published")
+    items = fresh
+    drop = [k for k in drop if k in view.documents]
+    if not items and not drop:
+        return 0
+    g = gen + 1
+    rows, records = [], []
+    for it in items:
+        rec = it.record
+        inc = f"{g}:{rec.id}:{rec.version}"
+        body = doc_body(rec, inc)
+        if len(body.encode("utf-8")) > MAX_VARCHAR:
+            raise InputError(f"document {rec.id!r}: its title/uri/metadata take {len(body.encode())} bytes; "
+                             f"Milvus keeps at most {MAX_VARCHAR} per record — shorten the metadata")
+        records.append(doc_row(inc, body, g, NEVER))
+        for c, v in zip(it.chunks, it.vectors):
+            rows.append(chunk_row(c, v, g, inc, analyzer))
+    dropped = []
+    for key in drop:
+        rec, inc = view.documents[key], view.incarnations[key]
+        dropped.append(doc_row(inc, doc_body(rec, inc), int(inc.split(":", 1)[0]), g))
+    with e.calls(f"write generation {g}"):
+        for i in range(0, len(rows), 500):
+            e.client.insert(cols.collection, rows[i:i + 500])
+        for i in range(0, len(records), 500):
+            e.client.insert(cols.meta, records[i:i + 500])
+        for i in range(0, len(dropped), 500):
+            e.client.upsert(cols.meta, dropped[i:i + 500])
+    n_removed = sum(view.documents[k].n_chunks for k in drop)
+    pending = pending + tuple(Pending(view.incarnations[k], g, now) for k in drop)
+    if len(pending) > PENDING_MAX:
+        pending = purge_rows(cols, pending, now, force=True, keep=PENDING_MAX // 2)
+    n = n_chunks + len(rows) - n_removed
+    cols.publish(View(g, n, pending, {}, {}), f"publish generation {g}")
+    if e.lite or len(rows) >= 10_000:
+        cols.flush()
+    logger.info("%s: published generation %d (+%d documents / %d chunks, -%d documents)", cols.label, g,
+                len(items), len(rows), len(drop))
+    refresh()
+    return len(rows)
+
+
+def clean_unpublished(cols: Collections, gen: int) -> None:
+    """Delete what a writer that died before publishing left above generation ``gen``."""
+    e = cols.engine
+    with e.calls("clean up an interrupted write"):
+        orphans = e.client.query(cols.collection, filter=f"gen > {gen}", output_fields=["pk"], limit=1,
+                                 consistency_level="Strong")
+        stale = e.client.query(cols.meta, filter=f'kind == "doc" and (gen_added > {gen} or '
+                               f"(gen_removed > {gen} and gen_removed < {NEVER}))",
+                               output_fields=["pk", "body", "gen_added", "gen_removed"],
+                               consistency_level="Strong", limit=PAGE)
+        if orphans:
+            e.client.delete(cols.collection, filter=f"gen > {gen}")
+        dead = [r["pk"] for r in stale if int(r["gen_added"]) > gen]
+        revive = [doc_row(r["pk"][4:], r["body"], int(r["gen_added"]), NEVER)
+                  for r in stale if int(r["gen_added"]) <= gen]
+        if dead:
+            e.client.delete(cols.meta, filter=one_of("pk", dead))
+        if revive:
+            e.client.upsert(cols.meta, revive)
+    if orphans or dead or revive:
+        logger.warning("%s: removed the unpublished rows of an interrupted write above generation %d "
+                       "(%d document records dropped, %d restored)", cols.label, gen, len(dead), len(revive))
+
+
+def purge_rows(cols: Collections, pending: tuple[Pending, ...], now: float, force: bool,
+               keep: int = 0) -> tuple[Pending, ...]:
+    """Delete the rows of removals older than ``purge_delay_s`` (``force``: all but the newest
+    ``keep``); returns the removals still pending."""
+    if not pending:
+        return pending
+    if force:
+        due, rest = pending[:len(pending) - keep], pending[len(pending) - keep:]
+    else:
+        due = tuple(p for p in pending if now - p.removed_at >= cols.settings.purge_delay_s)
+        rest = tuple(p for p in pending if p not in due)
+    if due:
+        e = cols.engine
+        incs = [p.incarnation for p in due]
+        with e.calls("purge removed rows"):
+            for i in range(0, len(incs), 200):
+                part = incs[i:i + 200]
+                e.client.delete(cols.collection, filter=one_of("inc", part))
+                e.client.delete(cols.meta, filter=one_of("pk", [f"doc:{x}" for x in part]))
+    return tuple(rest)
+
+
+def purge_all(cols: Collections) -> bool:
+    """Under the lease: delete the rows of every pending removal now and publish the state without
+    them. Returns whether there were any."""
+    gen, n_chunks, pending = cols.read_state()
+    if not pending:
+        return False
+    purge_rows(cols, pending, time.time(), force=True)
+    cols.publish(View(gen, n_chunks, (), {}, {}), "publish")
+    return True

@@ -1,0 +1,130 @@
+"""The backend registry (rag.index.backend): a name picks one class, an unknown name is a typed
+config error, both classes satisfy IndexBackend, and the local backend's persist / write / poll
+save and find versions. Nothing here connects to Milvus or loads an embedding model."""
+from __future__ import annotations
+
+import pytest
+
+from rag.config import load_config
+from rag.errors import ConfigError, IndexMismatchError
+from rag.index.backend import BACKENDS, IndexBackend, LocalBackend, MilvusBackend, make_backend
+from rag.index.chunking import Chunker
+from rag.index.layout import current_version
+from rag.pipeline import Pipeline
+from rag.text.analyzers import make_analyzer
+from rag.types import Document
+from tests.conftest import write_config
+
+DOCS = [Document("pw", "Passwords must be changed every 90 days.", "1", "IT security"),
+        Document("leave", "연차 휴가는 입사 첫해 15일이다.", "2024.1", "연차 규정")]
+
+
+class UntouchedEmbedder:
+    """An embedder that fails the test when anything but its id is asked (no model may load)."""
+
+    model_id = "untouched:0"
+
+    def __getattr__(self, name: str):
+        raise AssertionError(f"the backend asked the embedder for {name!r}")
+
+
+def _config(tmp_path, **index):
+    return load_config(write_config(tmp_path, index=index) if index else write_config(tmp_path))
+
+
+def _backend(cfg, embedder=None):
+    b = cfg.bm25
+    return make_backend(cfg, lambda: Chunker(cfg.chunking),
+                        lambda: make_analyzer(b.analyzer, stem=b.stem, stopwords=b.stopwords),
+                        embedder if embedder is not None else UntouchedEmbedder())
+
+
+def test_the_name_picks_the_class(tmp_path):
+    local = _backend(_config(tmp_path))
+    milvus = _backend(_config(tmp_path, backend="milvus", milvus={"uri": str(tmp_path / "m.db")}))
+    assert type(local) is LocalBackend and local.name == "local"
+    assert type(milvus) is MilvusBackend and milvus.name == "milvus"
+    assert BACKENDS == {"local": LocalBackend, "milvus": MilvusBackend}
+
+
+def test_an_unknown_backend_is_a_config_error_naming_the_known_ones(tmp_path):
+    cfg = _config(tmp_path)
+    bad = cfg.model_copy(update={"index": cfg.index.model_copy(update={"backend": "qdrant"})})
+    with pytest.raises(ConfigError, match=r"index\.backend.*'qdrant'.*local, milvus"):
+        _backend(bad)
+
+
+def test_both_backends_satisfy_the_protocol(tmp_path):
+    members = [m for m in IndexBackend.__dict__ if not m.startswith("_")] + ["name"]
+    for cfg in (_config(tmp_path), _config(tmp_path, backend="milvus", milvus={"uri": str(tmp_path / "m.db")})):
+        b = _backend(cfg)
+        assert isinstance(b, IndexBackend)
+        assert all(hasattr(type(b), m) for m in members), members
+
+
+def test_location_and_exists_load_no_model(tmp_path):
+    cfg = _config(tmp_path)
+    b = _backend(cfg)
+    assert b.location == str(cfg.resolve(cfg.index.path))
+    assert not b.exists()
+    label = _backend(_config(tmp_path, backend="milvus", milvus={"uri": str(tmp_path / "m.db"),
+                                                                   "collection": "c1"})).location
+    assert label == f"Milvus {tmp_path / 'm.db'} collection 'c1'"
+
+
+def test_an_import_target_takes_the_dimension_given(tmp_path):
+    b = _backend(_config(tmp_path))
+    goal = b.import_target(7)  # no index yet: an empty one, sized without asking the embedder
+    assert goal.index.dim == 7 and len(goal.index) == 0
+    assert goal.params == {"embedding_model": "untouched:0", "embedding_dim": 7,
+                           "analyzer": goal.index.analyzer.name, "chunking": goal.index.chunking_name}
+
+
+def test_persist_on_local_saves_a_new_version(tmp_path):
+    p = Pipeline(_config(tmp_path))
+    p.build_index(DOCS)
+    root = p.index_path
+    assert current_version(root).name == "v-000001"
+    p.index.add([Document("expense", "The team lead approves expenses.", "1", "Expenses")])
+    p.backend.persist(p.index)
+    assert current_version(root).name == "v-000002" == p.index.version_name
+    assert ("expense", "1") in Pipeline(_config(tmp_path)).index.documents
+
+
+def test_local_write_forks_and_saves_only_a_change(tmp_path):
+    p = Pipeline(_config(tmp_path))
+    live = p.build_index(DOCS)
+    b = p.backend
+    same, report = b.write(live, lambda idx: idx.add(DOCS[:1]))
+    assert same is live and report.unchanged == ("pw:1",) and current_version(p.index_path).name == "v-000001"
+    fork, report = b.write(live, lambda idx: idx.delete("pw"))
+    assert fork is not live and report.removed == ("pw:1",)
+    assert ("pw", "1") in live.documents and ("pw", "1") not in fork.documents  # readers kept the old version
+    assert fork.version_name == current_version(p.index_path).name == "v-000002"
+
+
+def test_local_poll_finds_the_version_another_process_saved(tmp_path):
+    served = Pipeline(_config(tmp_path))
+    served.build_index(DOCS)
+    live = served.index
+    assert not served.backend.stale(live) and served.backend.poll(live) is None
+    other = Pipeline(_config(tmp_path))
+    other.delete_document("leave")
+    assert served.backend.stale(live)
+    fresh = served.backend.poll(live)
+    assert fresh is not None and fresh.version_name == "v-000002" and ("leave", "2024.1") not in fresh.documents
+
+
+def test_milvus_backend_has_nothing_to_poll_or_persist(tmp_path):
+    b = _backend(_config(tmp_path, backend="milvus", milvus={"uri": str(tmp_path / "m.db")}))
+    sentinel = object()
+    assert b.stale(sentinel) is False and b.poll(sentinel) is None and b.persist(sentinel) is None
+
+
+def test_local_build_refuses_an_incompatible_index_unless_forced(tmp_path):
+    Pipeline(_config(tmp_path)).build_index(DOCS)
+    cfg = _config(tmp_path).with_overrides({"embedding.dim": 64})
+    other = Pipeline(cfg)
+    with pytest.raises(IndexMismatchError, match=r"refusing to overwrite it; pass force=True / --force"):
+        other.backend.build(DOCS)
+    assert other.backend.build(DOCS, force=True).dim == 64
