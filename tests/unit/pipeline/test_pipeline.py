@@ -23,15 +23,14 @@ def built(tmp_path_factory):
     return tmp, p
 
 
-def derived(p: Pipeline, **overrides) -> Pipeline:
-    return Pipeline(p.config.with_overrides(overrides), embedder=p.embedder, index=p.index)
+def derived(p: Pipeline, generator=None, **overrides) -> Pipeline:
+    return Pipeline(p.config.with_overrides(overrides), embedder=p.embedder, index=p.index, generator=generator)
 
 
 def test_gate_abstention_never_calls_the_generator(built):
     _, p = built
-    q = derived(p, **{"gate.fallback_threshold": 1.5})  # cosine never reaches 1.5
     rec = RecordingGenerator(fail_if_called=True)
-    q._generator = rec
+    q = derived(p, rec, **{"gate.fallback_threshold": 1.5})  # cosine never reaches 1.5
     res = q.answer("연차 휴가는 며칠인가요?")
     assert res.status == "insufficient_evidence" and res.reason == "below_threshold"
     assert res.citations == () and rec.requests == []
@@ -40,8 +39,7 @@ def test_gate_abstention_never_calls_the_generator(built):
     assert not g.answer and g.signal == "dense" and g.top_score < 1.5 and g.scores
     assert res.trace.manifest is None and res.trace.attempts == ()
     assert json.loads(res.dumps())["trace"]["gate"]["reason"] == "below_threshold"
-    too_few = derived(p, **{"gate.fallback_threshold": -1.0, "gate.min_supporting": 99})
-    too_few._generator = rec
+    too_few = derived(p, rec, **{"gate.fallback_threshold": -1.0, "gate.min_supporting": 99})
     assert too_few.answer("연차 휴가는 며칠인가요?").reason == "too_few_supporting" and rec.requests == []
 
 
@@ -135,20 +133,20 @@ def test_every_abstention_path_returns_the_configured_message(built):
     _, p = built
     ko, en = (p.config.generation.abstention_messages[k] for k in ("ko", "en"))
     # no context: the budget never has min_block_tokens left, so no block is built and the generator is never called
-    empty = derived(p, **{"context.min_block_tokens": 8000})  # more than the whole evidence budget
-    empty._generator = RecordingGenerator(fail_if_called=True)
+    empty = derived(p, RecordingGenerator(fail_if_called=True),
+                    **{"context.min_block_tokens": 8000})  # more than the whole evidence budget
     res = empty.answer("연차 휴가는 며칠인가요?")
     assert (res.status, res.reason, res.answer, res.citations) == ("insufficient_evidence", "no_context", ko, ())
     # the validator gives up after max_attempts invalid replies
-    bad = derived(p, **{"generation.max_attempts": 2})
-    bad._generator = _Scripted("not json", '{"status": "answered", "answer": "x", "citations": []}')
+    bad = derived(p, _Scripted("not json", '{"status": "answered", "answer": "x", "citations": []}'),
+                  **{"generation.max_attempts": 2})
     res = bad.answer("How many days of annual leave do I get?")
     assert (res.status, res.reason, res.answer) == ("insufficient_evidence", "validation_failed", en)
     assert len(res.trace.attempts) == 2
     # a model abstention that smuggles an assertion is rejected, then a clean one is accepted
-    sneaky = derived(p, **{"generation.max_attempts": 2})
-    sneaky._generator = _Scripted('{"status": "insufficient_evidence", "answer": "연차 휴가는 60일입니다.", "citations": []}',
-                                  '{"status": "insufficient_evidence", "answer": "", "citations": []}')
+    sneaky = derived(p, _Scripted('{"status": "insufficient_evidence", "answer": "연차 휴가는 60일입니다.", "citations": []}',
+                                  '{"status": "insufficient_evidence", "answer": "", "citations": []}'),
+                     **{"generation.max_attempts": 2})
     res = sneaky.answer("연차 휴가는 며칠인가요?")
     assert res.trace.attempts[0].violations and res.trace.attempts[0].violations[0].code == "status_contract"
     assert (res.status, res.reason, res.answer) == ("insufficient_evidence", "model_abstained", ko)

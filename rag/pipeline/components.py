@@ -1,0 +1,255 @@
+"""The one place where config becomes stage objects.
+
+:class:`Components` makes each stage object from the validated config on first use and keeps it
+(the config is frozen). Steps receive the components and never build one themselves; the
+architecture test checks that.
+"""
+from __future__ import annotations
+
+import copy
+import logging
+from typing import TYPE_CHECKING, Sequence
+
+from rag.answer.contract import Generator
+from rag.answer.generators import make_generator
+from rag.answer.loop import format_overhead
+from rag.answer.validation import CitationValidator
+from rag.config import RagConfig
+from rag.context.prompt import Guideline, GuidelineSelector, PromptBuilder
+from rag.errors import ConfigError
+from rag.index.backend import IndexBackend, make_backend
+from rag.index.chunking import Chunker
+from rag.index.embedders import CachedEmbedder, Embedder, EmbeddingCache, cosines, make_embedder
+from rag.index.loaders import load_guidelines
+from rag.index.protocol import Index
+from rag.rerank.calibration import Calibration
+from rag.rerank.cross_encoder import BUNDLED_RERANKERS, CrossEncoderReranker, CrossEncoderScorer
+from rag.rerank.gate import Gate
+from rag.retrieval.hybrid import HybridRetriever
+from rag.retrieval.versions import VersionInfo, allowed_versions, effective_date
+from rag.text.analyzers import make_analyzer
+from rag.text.tokens import make_counter
+from rag.types import Ordering
+
+if TYPE_CHECKING:
+    from rag.tools import ToolLoop, ToolRegistry, ToolSelector
+
+logger = logging.getLogger(__name__)
+
+
+class Components:
+    """Every stage object a request needs, each made once from ``config`` on first use.
+
+    ``embedder``, ``index`` and ``generator`` reuse objects built elsewhere (an in-memory index
+    shared by several configs, a test's recording generator); by default all are made lazily."""
+
+    def __init__(self, config: RagConfig, *, embedder: Embedder | None = None, index: Index | None = None,
+                 generator: Generator | None = None) -> None:
+        self.config = config
+        self._embedder = embedder
+        self._index = index
+        self._generator = generator
+        self._backend: IndexBackend | None = None
+        self._reranker: CrossEncoderReranker | None = None
+        self._gate: Gate | None = None
+        self._validator: CitationValidator | None = None
+        self._prompt_builders: dict[Ordering, PromptBuilder] = {}
+        self._tool_selectors: dict[int, tuple[ToolRegistry, ToolSelector]] = {}
+        # Derived from the index's current documents; recomputed when the index swaps them
+        # (compared by identity: the index replaces, never mutates, that mapping)
+        self._allowed: tuple[object, dict[str, str | None] | None] | None = None
+
+    def with_index(self, index: Index) -> "Components":
+        """The same components (every one already loaded is shared) over another index."""
+        view = copy.copy(self)
+        view._index = index
+        return view
+
+    # -- indexing --------------------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            e = self.config.embedding
+            inner = make_embedder(e)
+            if e.cache_dir:
+                inner = CachedEmbedder(inner, EmbeddingCache(self.config.resolve(e.cache_dir) / "embeddings.sqlite"))
+            self._embedder = inner
+        return self._embedder
+
+    def chunker(self) -> Chunker:
+        return Chunker(self.config.chunking)
+
+    def analyzer(self):
+        b = self.config.bm25
+        return make_analyzer(b.analyzer, stem=b.stem, stopwords=b.stopwords)
+
+    @property
+    def backend(self) -> IndexBackend:
+        """The configured index backend (``index.backend``), chosen by name in the registry."""
+        if self._backend is None:
+            self._backend = make_backend(self.config, self.chunker, self.analyzer, self.embedder)
+        return self._backend
+
+    @property
+    def index(self) -> Index:
+        if self._index is None:
+            self._index = self.backend.open()
+        return self._index
+
+    def use_index(self, index: Index) -> None:
+        self._index = index
+
+    @property
+    def retriever(self) -> HybridRetriever:
+        return HybridRetriever(self.index, self.embedder, self.config.retrieval)
+
+    def allowed_versions(self) -> dict[str, str | None] | None:
+        """The version policy over the index's documents, recomputed only when the index changed."""
+        docs = self.index.documents
+        if self._allowed is None or self._allowed[0] is not docs:
+            infos = [VersionInfo(rec.id, rec.version, effective_date(rec.version, rec.meta))
+                     for rec in docs.values()]
+            self._allowed = (docs, allowed_versions(infos, self.config.retrieval))
+        return self._allowed[1]
+
+    def document_texts(self, doc_id: str, version: str) -> tuple[str, ...]:
+        """Every chunk text of one document version (for ``quarantine: drop_document``)."""
+        return self.index.document_texts(doc_id, version)
+
+    # -- reranking and the gate ---------------------------------------------------------------
+    @property
+    def reranker(self) -> CrossEncoderReranker | None:
+        """The configured reranker (loaded lazily on first use), or None when disabled."""
+        r = self.config.rerank
+        if not r.enabled:
+            return None
+        if self._reranker is None:
+            model = r.model
+            if model != "default" and model not in BUNDLED_RERANKERS and self.config.resolve(model).exists():
+                model = str(self.config.resolve(model))
+            cal = Calibration.load(self.config.resolve(r.calibration)) if r.calibration else None
+            self._reranker = CrossEncoderReranker(CrossEncoderScorer(r, model=model), cal, r)
+        return self._reranker
+
+    @property
+    def gate(self) -> Gate:
+        if self._gate is None:
+            self._gate = self._make_gate()
+        return self._gate
+
+    def _make_gate(self) -> Gate:
+        g = self.config.gate
+        if g.signal != "answerability" or not g.enabled:
+            return Gate(g)
+        from rag.rerank.answerability import FILENAME, load
+
+        if g.answerability_model:
+            path = self.config.resolve(g.answerability_model)
+        else:
+            reranker = self.reranker
+            folder = reranker.scorer.path if reranker is not None else None
+            if folder is None:
+                raise ConfigError("gate.signal: answerability needs gate.answerability_model when the reranker "
+                                  "is disabled or not a local checkpoint")
+            path = folder / FILENAME
+        return Gate(g, load(path))
+
+    # -- context ------------------------------------------------------------------------------
+    def guidelines(self) -> list[Guideline]:
+        c = self.config.context
+        entries = list(c.guidelines)
+        if c.guidelines_file:
+            entries.extend(load_guidelines(self.config.resolve(c.guidelines_file)))
+        return [Guideline(g.id, g.content, tuple(g.keywords), g.condition) for g in entries]
+
+    @property
+    def prompt_builder(self) -> PromptBuilder:
+        """Built once (the config is frozen): the guidelines file is read and the guideline
+        conditions are embedded once, not on every question."""
+        return self.builder_for(None)
+
+    def builder_for(self, ordering: Ordering | None = None) -> PromptBuilder:
+        """The prompt builder, or one that orders the blocks as ``ordering`` says (shares the rest)."""
+        c = self.config.context
+        key = ordering or c.ordering
+        if key not in self._prompt_builders:
+            if key == c.ordering:
+                self._prompt_builders[key] = self._make_prompt_builder()
+            else:
+                base = self.prompt_builder
+                self._prompt_builders[key] = PromptBuilder(base.counter, c.model_copy(update={"ordering": key}),
+                                                           base.selector, schema_overhead=base.schema_overhead)
+        return self._prompt_builders[key]
+
+    def _make_prompt_builder(self) -> PromptBuilder:
+        c = self.config.context
+        guides = self.guidelines()
+        selector = None
+        if guides:
+            selector = GuidelineSelector(guides, c, self.embedder if c.guideline_match != "keyword" else None)
+        counter = make_counter(c.tokenizer, self.config.tokenizer_model)
+        return PromptBuilder(counter, c, selector,
+                             schema_overhead=format_overhead(counter, c.max_blocks, c.message_overhead))
+
+    # -- answering ------------------------------------------------------------------------------
+    @property
+    def generator(self) -> Generator:
+        if self._generator is None:
+            g = self.config.generation
+            scorer = embedding_scorer(self.embedder) if g.backend == "extractive" and \
+                g.extractive_scorer == "embedding" else None
+            self._generator = make_generator(g, scorer=scorer, validation=self.config.validation,
+                                             base_dir=self.config.base_dir)
+        return self._generator
+
+    @property
+    def validator(self) -> CitationValidator:
+        if self._validator is None:
+            v = self.config.validation
+            self._validator = CitationValidator(v, self.embedder if v.support_method != "lexical" else None,
+                                                abstention_texts=self.config.generation.abstention_messages.values())
+        return self._validator
+
+    # -- tools (seed 004) -----------------------------------------------------------------------
+    def tool_selector(self, tools: "ToolRegistry") -> "ToolSelector":
+        """The selector of a registry (its tools indexed once per registry)."""
+        from rag.tools import ToolSelector
+
+        hit = self._tool_selectors.get(id(tools))
+        if hit is None or hit[0] is not tools:
+            hit = (tools, ToolSelector(tools, self.config.tools, self.config, self.embedder, self.chunker(),
+                                       self.analyzer()))
+            self._tool_selectors[id(tools)] = hit
+        return hit[1]
+
+    def tool_generator(self) -> Generator:
+        """The generator, when it can call tools (an OpenAI-compatible server); else a ConfigError."""
+        from rag.answer.generators import OpenAIGenerator
+
+        generator = self.generator
+        if not isinstance(generator, OpenAIGenerator):
+            raise ConfigError("answer_with_tools needs generation.backend: openai (an OpenAI-compatible server "
+                              f"with tool calling); this config has {self.config.generation.backend!r}")
+        return generator
+
+    def tool_loop(self, tools: "ToolRegistry") -> "ToolLoop":
+        """The model-driven tool phase over ``tools`` (one per request: it holds the registry)."""
+        from rag.tools import ToolLoop
+
+        g = self.config.generation
+        return ToolLoop(tools, self.config.tools, self.tool_generator().client, g.model, self.prompt_builder.counter,
+                        g.temperature)
+
+    def warm_up(self) -> None:
+        """Load every component a question needs (models, index, prompt builder, generator)."""
+        _ = (self.index, self.embedder, self.reranker, self.gate, self.prompt_builder, self.generator, self.validator)
+        self.embedder.embed_queries(["warm up"])
+
+
+def embedding_scorer(embedder: Embedder):
+    """(question, sentences) -> cosine of the question's query embedding and each sentence's passage
+    embedding: the model score of the extractive generator."""
+    def score(question: str, sentences: Sequence[str]) -> list[float]:
+        return [float(x) for x in cosines(embedder, [question], sentences)[0]] if sentences else []
+
+    return score

@@ -1,0 +1,280 @@
+"""The pipeline: the Python API over one set of components and one ordered tuple of steps."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, AsyncIterator, Iterable, Sequence
+
+from rag.answer.contract import Generator
+from rag.answer.validation import CitationValidator
+from rag.config import RagConfig, load_config
+from rag.context.prompt import Guideline, Prompt, PromptBuilder
+from rag.index.backend import IndexBackend
+from rag.index.chunking import Chunker
+from rag.index.embedders import Embedder
+from rag.index.loaders import check_unique, load_documents
+from rag.index.protocol import Index
+from rag.index.updates import Progress, UpdateReport
+from rag.pipeline import runner
+from rag.pipeline.components import Components
+from rag.pipeline.state import Answered, Gated, Request, Retrieved, Searched, StageEvent, State
+from rag.pipeline.steps import STEPS
+from rag.pipeline.trace import result
+from rag.rerank.cross_encoder import CrossEncoderReranker
+from rag.rerank.gate import Gate
+from rag.result import AnswerResult
+from rag.retrieval.hybrid import HybridRetriever, check_query
+from rag.types import Document, Ordering, SearchFilter, SearchResult, Turn
+
+if TYPE_CHECKING:
+    from rag.tools import Selection, ToolRegistry, ToolSelector
+
+RETRIEVE = runner.select(STEPS, "search", "versions", "quarantine", "rerank", "gate")
+PROMPT_ONLY = runner.select(STEPS, "search", "versions", "quarantine", "prompt")
+# What ``astream`` reports after a step, besides the final result.
+_EVENTS = {"search": lambda s: Searched(s.search), "gate": lambda s: Gated(s.retrieved())}
+
+
+class Pipeline:
+    """Entry point of the Python API.
+
+    >>> p = Pipeline.from_config("configs/default.yaml")   # doctest: +SKIP
+    >>> p.build_index()                                    # doctest: +SKIP
+    >>> p.search("연차 휴가는 며칠인가요?").candidates[0].chunk.evidence_id  # doctest: +SKIP
+    """
+
+    steps: tuple[runner.Step, ...] = STEPS
+
+    def __init__(self, config: RagConfig, embedder: Embedder | None = None, index: Index | None = None, *,
+                 generator: Generator | None = None) -> None:
+        """``embedder``, ``index`` and ``generator`` reuse already-built components (e.g. an
+        in-memory index from :meth:`new_index` shared by several configs); by default all are made
+        lazily from the config."""
+        self.config = config
+        self.components = Components(config, embedder=embedder, index=index, generator=generator)
+
+    @classmethod
+    def from_config(cls, path: str | Path | None = None, **kwargs) -> "Pipeline":
+        return cls(load_config(path), **kwargs)
+
+    # -- components ------------------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder:
+        return self.components.embedder
+
+    def chunker(self) -> Chunker:
+        return self.components.chunker()
+
+    def analyzer(self):
+        return self.components.analyzer()
+
+    @property
+    def reranker(self) -> CrossEncoderReranker | None:
+        """The configured reranker (loaded lazily on first use), or None when disabled."""
+        return self.components.reranker
+
+    @property
+    def gate(self) -> Gate:
+        return self.components.gate
+
+    def guidelines(self) -> list[Guideline]:
+        return self.components.guidelines()
+
+    @property
+    def prompt_builder(self) -> PromptBuilder:
+        return self.components.prompt_builder
+
+    def builder_for(self, ordering: Ordering | None = None) -> PromptBuilder:
+        return self.components.builder_for(ordering)
+
+    @property
+    def generator(self) -> Generator:
+        return self.components.generator
+
+    @property
+    def validator(self) -> CitationValidator:
+        return self.components.validator
+
+    def warm_up(self) -> None:
+        """Load every component a question needs (models, index, prompt builder, generator)."""
+        self.components.warm_up()
+
+    # -- the index ---------------------------------------------------------------------------
+    @property
+    def backend(self) -> IndexBackend:
+        """The configured index backend (``index.backend``)."""
+        return self.components.backend
+
+    @property
+    def index_path(self) -> Path:
+        return self.config.resolve(self.config.index.path)
+
+    @property
+    def index_location(self) -> str:
+        """Where the configured index lives, for messages: its folder, or the Milvus URI and collection."""
+        return self.backend.location
+
+    def index_exists(self) -> bool:
+        return self.backend.exists()
+
+    def milvus_index(self, collection: str | None = None):
+        """A :class:`rag.index.milvus.MilvusIndex` on ``index.milvus`` (not yet opened)."""
+        from rag.index.milvus import MilvusIndex
+
+        return MilvusIndex(self.config, self.chunker(), self.analyzer(), self.embedder, collection=collection)
+
+    @property
+    def index(self) -> Index:
+        return self.components.index
+
+    def use_index(self, index: Index) -> None:
+        """Serve ``index`` from now on (a writer publishes the version it just saved); a pipeline
+        pinned before keeps the version it pinned."""
+        self.components.use_index(index)
+
+    def pinned(self) -> "Pipeline":
+        """A pipeline over a read-only snapshot of the current index, sharing every loaded component.
+
+        A service pins one per request, so the whole request (search, version policy, quarantine)
+        sees one index version while documents are added or deleted. Load the components first
+        (:meth:`warm_up`) or each pinned copy loads its own."""
+        view = object.__new__(type(self))
+        view.config = self.config
+        view.components = self.components.with_index(self.index.snapshot())
+        return view
+
+    def load_corpus(self) -> list[Document]:
+        docs: list[Document] = []
+        for p in self.config.corpus.paths:
+            docs.extend(load_documents(self.config.resolve(p), self.config.corpus.format))
+        return check_unique(docs)
+
+    def new_index(self, docs: Iterable[Document], progress: Progress | None = None) -> Index:
+        """An index of ``docs`` apart from the configured one (evaluation, training data mining):
+        in memory on the local backend; on Milvus, a collection named after the documents and the
+        index settings (``<collection>_<hash>``), reused when it already holds them."""
+        return self.backend.new(check_unique(list(docs)), progress)
+
+    def build_index(self, docs: Iterable[Document] | None = None, *, force: bool = False,
+                    progress: Progress | None = None) -> Index:
+        """Index the corpus (or ``docs``): the local backend saves a new version atomically to
+        ``index.path``; on Milvus the collection is brought to exactly these documents in
+        published batches (an interrupted run resumes when run again).
+
+        An existing index built with another model/analyzer is refused unless ``force``;
+        unchanged chunks are not embedded again (embedding cache)."""
+        docs = check_unique(self.load_corpus() if docs is None else list(docs))
+        idx = self.backend.build(docs, force=force, progress=progress)
+        self.components.use_index(idx)
+        return idx
+
+    def add_documents(self, docs: Iterable[Document]) -> UpdateReport:
+        return self._updated(self.index.add(docs))
+
+    def replace_documents(self, docs: Iterable[Document]) -> UpdateReport:
+        return self._updated(self.index.replace(docs))
+
+    def delete_document(self, doc_id: str, version: str | None = None) -> UpdateReport:
+        return self._updated(self.index.delete(doc_id, version))
+
+    def _updated(self, report: UpdateReport) -> UpdateReport:
+        self.backend.persist(self.index)
+        return report
+
+    @property
+    def retriever(self) -> HybridRetriever:
+        return self.components.retriever
+
+    def retriever_over(self, docs: Iterable[Document], progress: Progress | None = None) -> HybridRetriever:
+        """A retriever over a new in-memory index of ``docs`` (evaluation, training data mining)."""
+        return HybridRetriever(self.new_index(docs, progress), self.embedder, self.config.retrieval)
+
+    # -- the request path ----------------------------------------------------------------------
+    def _start(self, question: str, history: Sequence[Turn] = (), *, where: SearchFilter | None = None,
+               top_k: int | None = None, ordering: Ordering | None = None, tools: "ToolRegistry | None" = None,
+               search: SearchResult | None = None) -> State:
+        t0 = time.perf_counter()
+        if tools is not None:
+            self.components.tool_generator()  # a config that cannot call tools fails before any work
+        return State(Request(question, history, where, top_k, ordering, tools), t0, search=search)
+
+    def search(self, query: str, candidates: int | None = None, where: SearchFilter | None = None) -> SearchResult:
+        """Fused candidates (``candidates``: how many, default ``retrieval.candidates``); ``where``
+        restricts retrieval to some documents and/or versions."""
+        return self.retriever.search(query, candidates, where)
+
+    def retrieve(self, question: str, *, search: SearchResult | None = None, where: SearchFilter | None = None,
+                 top_k: int | None = None) -> Retrieved:
+        """Search; set aside other versions than the policy allows (``retrieval.versions``) and
+        evidence that carried an injection attempt (``security.quarantine``); rerank (if enabled)
+        and decide with the gate whether to answer. ``where`` and ``top_k`` (candidates) as in
+        :meth:`search`; a ``where`` that names versions replaces the version policy."""
+        state = self._start(question, where=where, top_k=top_k, search=search)
+        return runner.run(RETRIEVE, state, self.components).retrieved()
+
+    def build_prompt(self, question: str, history: Sequence[Turn] = (), *, search: SearchResult | None = None,
+                     where: SearchFilter | None = None, top_k: int | None = None,
+                     ordering: Ordering | None = None) -> tuple[SearchResult, Prompt]:
+        """Retrieve (unless ``search`` is given), apply the version policy and the quarantine, and build
+        the budgeted prompt (fused order, no rerank)."""
+        state = self._start(question, history, where=where, top_k=top_k, ordering=ordering, search=search)
+        state = runner.run(PROMPT_ONLY, state, self.components)
+        return state.searched, state.prompt
+
+    def answer(self, question: str, history: Sequence[Turn] = (), *, where: SearchFilter | None = None,
+               top_k: int | None = None, ordering: Ordering | None = None,
+               tools: "ToolRegistry | None" = None) -> AnswerResult:
+        """Retrieve, rerank, gate, build the context, generate and validate. On abstention by the
+        gate (or an empty context) the generator is never called. ``where`` / ``top_k`` restrict and
+        size retrieval (:meth:`retrieve`); ``ordering`` overrides ``context.ordering``.
+
+        ``tools`` (a :class:`rag.tools.ToolRegistry`) adds live data: the tools for the question are
+        selected and the model may call them (``generation.backend: openai``, any OpenAI-compatible
+        server with tool calling); tool results are evidence blocks with their own ``S#`` ids in
+        the same budget, validated like documents'. The gate judges the documents; an answer is
+        still attempted when a tool returned data."""
+        state = self._start(check_query(question), history, where=where, top_k=top_k, ordering=ordering,
+                            tools=tools)
+        return result(runner.run(self.steps, state, self.components), self.components)
+
+    async def aanswer(self, question: str, history: Sequence[Turn] = (), *, where: SearchFilter | None = None,
+                      top_k: int | None = None, ordering: Ordering | None = None,
+                      tools: "ToolRegistry | None" = None) -> AnswerResult:
+        """Async twin of :meth:`answer`: the CPU-bound steps run in a worker thread, the tool phase on
+        the tools' own threads, generation awaits the async client."""
+        async for event in self.astream(question, history, where=where, top_k=top_k, ordering=ordering, tools=tools):
+            if isinstance(event, Answered):
+                return event.result
+        raise AssertionError("astream ended without a result")  # pragma: no cover - astream always ends with one
+
+    async def astream(self, question: str, history: Sequence[Turn] = (), *, where: SearchFilter | None = None,
+                      top_k: int | None = None, ordering: Ordering | None = None,
+                      tools: "ToolRegistry | None" = None) -> AsyncIterator[StageEvent]:
+        """:meth:`aanswer` as it happens: :class:`Searched` (fused candidates), :class:`Gated` (rerank and
+        the gate's decision), then :class:`Answered` with the final result. The answer text only ever
+        travels in ``Answered``, after validation: nothing unvalidated is yielded."""
+        state = self._start(check_query(question), history, where=where, top_k=top_k, ordering=ordering,
+                            tools=tools)
+        async for name, state in runner.arun(self.steps, state, self.components):
+            if name in _EVENTS:
+                yield _EVENTS[name](state)
+        yield Answered(result(state, self.components))
+
+    # -- tools (seed 004) ----------------------------------------------------------------------
+    def tool_selector(self, tools: "ToolRegistry") -> "ToolSelector":
+        """The :class:`rag.tools.ToolSelector` of a registry (its tools indexed once per registry)."""
+        return self.components.tool_selector(tools)
+
+    def select_tools(self, question: str, tools: "ToolRegistry", max_tools: int | None = None) -> "Selection":
+        """The tools of ``tools`` (a :class:`rag.tools.ToolRegistry`) that matter for ``question``."""
+        return self.tool_selector(tools).select(check_query(question), max_tools)
+
+    def answer_with_tools(self, question: str, tools: "ToolRegistry", history: Sequence[Turn] = (), **kwargs
+                          ) -> AnswerResult:
+        """Deprecated alias of ``answer(question, history, tools=tools)`` (kept for one release)."""
+        return self.answer(question, history, tools=tools, **kwargs)
+
+    async def aanswer_with_tools(self, question: str, tools: "ToolRegistry", history: Sequence[Turn] = (),
+                                 **kwargs) -> AnswerResult:
+        """Deprecated alias of ``aanswer(question, history, tools=tools)`` (kept for one release)."""
+        return await self.aanswer(question, history, tools=tools, **kwargs)

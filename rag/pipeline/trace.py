@@ -1,0 +1,62 @@
+"""The result and its trace, assembled from the final request state and its step records."""
+from __future__ import annotations
+
+import time
+
+from rag.pipeline.components import Components
+from rag.pipeline.state import State
+from rag.result import AnswerResult, AnswerTrace, CandidateTrace
+from rag.text.lang import detect_language
+
+
+def timings(s: State) -> dict[str, float]:
+    """Per-stage milliseconds: the retrievers' own (bm25, embed_query, dense, fusion), then the
+    rerank, the prompt (``context``), generation and validation, and the total."""
+    out = dict(s.searched.timings_ms)
+    rr = s.rerank
+    if rr is not None:
+        out["rerank"] = rr.timings_ms.get("rerank_total", 0.0)
+    if s.prompt is not None:
+        out["context"] = s.step_ms("prompt") or 0.0
+    attempts = s.outcome.attempts if s.outcome is not None else ()
+    if attempts:
+        out["generation"] = sum(a.generation_s for a in attempts) * 1e3
+        out["validation"] = sum(a.validation_s for a in attempts) * 1e3
+    out["total"] = (time.perf_counter() - s.t0) * 1e3
+    return out
+
+
+def answer_trace(s: State, c: Components) -> AnswerTrace:
+    rr, outcome = s.rerank, s.outcome
+    by_id = {rc.evidence_id: rc for rc in rr.candidates} if rr is not None else {}
+    cands = tuple(CandidateTrace(x.chunk.evidence_id, i + 1, float(x.score),
+                                 rc.probability if (rc := by_id.get(x.chunk.evidence_id)) else None,
+                                 rc.truncated if rc else False)
+                  for i, x in enumerate(s.candidates[:10]))
+    attempts = outcome.attempts if outcome is not None else ()
+    model_ids = {"embedding": c.embedder.model_id}
+    if rr is not None:
+        model_ids["reranker"] = rr.model_id
+    if outcome is not None:
+        model_ids["generator"] = attempts[0].generator if attempts else type(c.generator).__name__
+    return AnswerTrace(
+        timings(s), s.decision, bool(rr and rr.applied), rr.reason if rr is not None else "disabled", cands,
+        tuple((e.evidence_id, e.reason) for e in (rr.excluded if rr else ())),
+        s.prompt.manifest if s.prompt is not None else None, attempts,
+        sum(a.usage.prompt_tokens for a in attempts), sum(a.usage.completion_tokens for a in attempts),
+        c.config.hash, model_ids,
+        outcome.report.citations if outcome is not None and outcome.report is not None else (),
+        s.quarantined, s.tools.trace if s.tools is not None else None,
+        tuple((r.name, r.ms) for r in s.records))
+
+
+def result(s: State, c: Components) -> AnswerResult:
+    """The answer (validated) or the abstention, with the configured message in the question's language."""
+    q = s.request.question
+    trace = answer_trace(s, c)
+    abstain = c.config.generation.abstention_message(detect_language(q))
+    outcome = s.outcome
+    if outcome is None:
+        return AnswerResult(q, "insufficient_evidence", abstain, (), s.decision.reason, trace, s.superseded)
+    answer = outcome.answer if outcome.status == "answered" else abstain
+    return AnswerResult(q, outcome.status, answer, outcome.citations, outcome.reason, trace, s.superseded)

@@ -1,0 +1,93 @@
+"""The request path as one tuple: its order, the guarantees it keeps, and adding a step
+(the worked example of docs/architecture.md)."""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+import pytest
+
+from rag.config import load_config
+from rag.pipeline import STEPS, Answered, Gated, Pipeline, Searched, State, Step
+from rag.pipeline.components import Components
+from tests.conftest import write_config
+from tests.fakes import RecordingGenerator
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("steps")
+    p = Pipeline(load_config(write_config(tmp, gate={"fallback_threshold": -1.0})))
+    p.build_index()
+    return p
+
+
+def derived(p: Pipeline, generator=None, **overrides) -> Pipeline:
+    return Pipeline(p.config.with_overrides(overrides), embedder=p.embedder, index=p.index, generator=generator)
+
+
+def test_the_request_path_is_written_once():
+    assert [s.name for s in STEPS] == ["search", "versions", "quarantine", "rerank", "gate", "tools_select",
+                                       "tools_call", "tools_screen", "prompt", "generate"]
+    assert {s.name for s in STEPS if s.kind == "io"} == {"tools_call", "generate"}
+    assert STEPS[-1].name == "generate"  # nothing runs after the generator and its validator
+
+
+def test_sync_and_async_run_the_same_steps(built):
+    q = "연차 휴가는 며칠인가요?"
+    a = built.answer(q)
+    b = asyncio.run(built.aanswer(q))
+    ran = [name for name, _ in a.trace.steps]
+    assert ran == [name for name, _ in b.trace.steps] == [s.name for s in STEPS]
+    assert (a.status, a.answer, a.citations) == (b.status, b.answer, b.citations)
+    assert a.trace.to_json()["steps"][0]["name"] == "search"
+
+
+def test_a_closed_gate_stops_before_the_generator_in_every_mode(built):
+    rec = RecordingGenerator(fail_if_called=True)
+    closed = derived(built, rec, **{"gate.fallback_threshold": 1.5})
+    res = closed.answer("연차 휴가는 며칠인가요?")
+    assert res.status == "insufficient_evidence" and rec.requests == []
+    assert [n for n, _ in res.trace.steps][-1] == "gate"
+
+    async def events():
+        return [e async for e in closed.astream("연차 휴가는 며칠인가요?")]
+
+    got = asyncio.run(events())
+    assert [type(e) for e in got] == [Searched, Gated, Answered] and rec.requests == []
+
+
+def test_astream_yields_the_answer_only_after_validation(built):
+    """A reply that fails validation never travels: events before the end carry no answer text."""
+    from tests.unit.pipeline.test_pipeline import _Scripted
+
+    bad = derived(built, _Scripted("not json", '{"status": "answered", "answer": "x", "citations": []}'),
+                  **{"generation.max_attempts": 2})
+
+    async def events():
+        return [e async for e in bad.astream("How many days of annual leave do I get?")]
+
+    got = asyncio.run(events())
+    assert [type(e) for e in got] == [Searched, Gated, Answered]
+    assert got[-1].result.status == "insufficient_evidence" and got[-1].result.answer != "x"
+
+
+# -- the worked example of docs/architecture.md: a stage added as one step and one tuple entry ------
+def shortlist(s: State, c: Components) -> State:
+    """Keep the three best fused candidates for the rest of the path."""
+    return s.with_(search=dataclasses.replace(s.search, candidates=tuple(s.search.candidates[:3])))
+
+
+class ShortlistPipeline(Pipeline):
+    steps = STEPS[:1] + (Step("shortlist", "cpu", shortlist),) + STEPS[1:]
+
+
+def test_adding_a_stage_is_one_step_and_one_tuple_entry(built):
+    p = ShortlistPipeline(built.config, embedder=built.embedder, index=built.index)
+    res = p.answer("연차 휴가는 며칠인가요?")
+    ran = [n for n, _ in res.trace.steps]
+    assert ran[:2] == ["search", "shortlist"] and ran[-1] == "generate"
+    assert res.status == "answered" and len(res.trace.candidates) <= 3  # less where a version is set aside
+    assert len(built.answer("연차 휴가는 며칠인가요?").trace.candidates) > 3
+    async_ran = [n for n, _ in asyncio.run(p.aanswer("연차 휴가는 며칠인가요?")).trace.steps]
+    assert async_ran == ran
