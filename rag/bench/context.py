@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 
 from rag.bench.harness import latency_summary
-from rag.bench.registry import Measurement, Outcome
+from rag.bench.measurement import Measurement, Outcome
 
 TARGET_P50_MS = 5.0
 ENCODING = "cl100k_base"

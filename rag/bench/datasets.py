@@ -18,7 +18,7 @@ from pathlib import Path
 
 from rag.bench.errors import BenchOptionError
 from rag.bench.harness import data_dir, read_jsonl, repo_path
-from rag.bench.registry import Measurement, Outcome
+from rag.bench.measurement import Measurement, Outcome
 
 
 @dataclass(frozen=True)

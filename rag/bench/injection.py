@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag.bench.harness import data_dir, read_jsonl, repo_path
-from rag.bench.registry import Measurement, Outcome
+from rag.bench.measurement import Measurement, Outcome
 
 DEFAULT_CORPORA = ("data/demo/documents.jsonl", "scifact/corpus.jsonl", "korquad1/corpus.jsonl",
                    "msmarco/en/corpus.jsonl", "msmarco/ko/corpus.jsonl", "kolaw-dev/corpus.jsonl")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag.bench.harness import data_dir, repo_path
-from rag.bench.registry import Measurement, Outcome
+from rag.bench.measurement import Measurement, Outcome
 from rag.errors import RagError
 
 CONFIGS = {"scifact": "configs/en.yaml", "korquad1": "configs/ko.yaml"}

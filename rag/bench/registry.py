@@ -14,41 +14,14 @@ import logging
 import time
 import types
 import typing
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from rag.bench.errors import BenchOptionError, MissingDataError, UnknownMeasurementError
 from rag.bench.harness import peak_rss_mb, stamp, write_result
+from rag.bench.measurement import Measurement, Outcome
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a measurement returns: ``metrics`` (JSON-able, the ``result`` of the file), a ``table``
-    printed for people, and the hash of the RagConfig it ran with (None when it used none)."""
-
-    metrics: Mapping[str, Any]
-    table: str = ""
-    config_hash: str | None = None
-
-
-def _no_requirements(options: Any) -> Sequence[str]:
-    return ()
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """``requires(options)`` names each missing input (data file, model, package) as a sentence; a
-    non-empty answer makes ``rag bench run`` fail with :class:`MissingDataError` and
-    ``rag bench check`` print SKIP with the reason."""
-
-    name: str
-    summary: str
-    options: type
-    run: Callable[[Any], Outcome]
-    requires: Callable[[Any], Sequence[str]] = _no_requirements
 
 
 def measurements() -> dict[str, Measurement]:

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from rag.bench.harness import data_dir, latency_summary, read_jsonl, repo_path
-from rag.bench.registry import Measurement, Outcome
+from rag.bench.measurement import Measurement, Outcome
 
 
 @dataclass(frozen=True)

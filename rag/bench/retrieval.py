@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rag.bench.harness import latency_summary
-from rag.bench.registry import Measurement, Outcome
+from rag.bench.measurement import Measurement, Outcome
 
 DENSE_KINDS = ("flat", "flat_fp16", "hnsw")
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from rag.bench.errors import BenchOptionError, MeasurementError
 from rag.bench.harness import ROOT, free_port, percentiles, repo_path, rss_mb
-from rag.bench.registry import Measurement, Outcome
+from rag.bench.measurement import Measurement, Outcome
 
 MAX_DURATION_S = 900
 MAX_CLIENTS = 64

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag.bench.harness import read_jsonl, repo_path
-from rag.bench.registry import Measurement, Outcome
+from rag.bench.measurement import Measurement, Outcome
 
 KS = (1, 3, 5, 8, 10, 20)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag.bench.harness import data_dir, latency_summary, read_jsonl
-from rag.bench.registry import Measurement, Outcome
+from rag.bench.measurement import Measurement, Outcome
 
 TARGET_P50_MS = 2.0
 BLOCK_CHARS = 800
