@@ -3,7 +3,7 @@
     python examples/tools_quickstart.py
 
 Runs offline with the bundled models (configs/default.yaml). Answering with tools needs an
-OpenAI-compatible server with tool calling: pass its URL to see ``answer_with_tools`` run
+OpenAI-compatible server with tool calling: pass its URL to see ``answer(..., tools=...)`` run
 (``python examples/tools_quickstart.py http://127.0.0.1:8080/v1 MODEL``).
 """
 from __future__ import annotations
@@ -64,7 +64,7 @@ def main(base_url: str | None = None, model: str = "gpt-4o-mini") -> None:
     # 3. With a model that can call tools: the answer cites the tool result like a document.
     if base_url:
         pipe.build_index()
-        res = pipe.answer_with_tools("Redis 클러스터 상태 알려줘", tools)
+        res = pipe.answer("Redis 클러스터 상태 알려줘", tools=tools)
         print(res.status, res.answer)
         for c in res.citations:
             print(f"  [{c.source_id}] {c.document_id} at {c.document_version} {c.uri}")

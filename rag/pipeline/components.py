@@ -228,7 +228,7 @@ class Components:
 
         generator = self.generator
         if not isinstance(generator, OpenAIGenerator):
-            raise ConfigError("answer_with_tools needs generation.backend: openai (an OpenAI-compatible server "
+            raise ConfigError("answering with tools needs generation.backend: openai (an OpenAI-compatible server "
                               f"with tool calling); this config has {self.config.generation.backend!r}")
         return generator
 

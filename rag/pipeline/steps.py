@@ -12,6 +12,7 @@ Adding a stage is one function here and one entry in :data:`STEPS` (docs/archite
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 
 from rag.answer.loop import agenerate_answer, generate_answer
@@ -19,7 +20,7 @@ from rag.context.builder import DroppedEvidence
 from rag.context.sanitize import injection_signals, quarantine
 from rag.pipeline.components import Components
 from rag.pipeline.runner import Step
-from rag.pipeline.state import State
+from rag.pipeline.state import State, ToolsState
 from rag.rerank.cross_encoder import reranked_candidates
 from rag.retrieval.versions import filter_versions
 from rag.text.lang import detect_language
@@ -79,8 +80,6 @@ def gate(s: State, c: Components) -> State:
 def tools_select(s: State, c: Components) -> State:
     """The tool phase, 1: select the tools for the question and the prompt the model starts from
     (a no-op without a tool registry)."""
-    from rag.pipeline.state import ToolsState
-
     r = s.request
     if r.tools is None:
         return s
@@ -95,7 +94,7 @@ def tools_call(s: State, c: Components) -> State:
     t = s.tools
     if t is None:
         return s
-    return s.with_(tools=_with_phase(t, t.loop.run(t.base.messages, t.selection)))
+    return s.with_(tools=dataclasses.replace(t, phase=t.loop.run(t.base.messages, t.selection)))
 
 
 async def atools_call(s: State, c: Components) -> State:
@@ -106,20 +105,12 @@ async def atools_call(s: State, c: Components) -> State:
         return s
     phase = await asyncio.get_running_loop().run_in_executor(TOOL_PHASE_THREADS, t.loop.run, t.base.messages,
                                                              t.selection)
-    return s.with_(tools=_with_phase(t, phase))
-
-
-def _with_phase(t, phase):
-    import dataclasses
-
-    return dataclasses.replace(t, phase=phase)
+    return s.with_(tools=dataclasses.replace(t, phase=phase))
 
 
 def tools_screen(s: State, c: Components) -> State:
     """The tool phase, 3: withhold tool results that carry an injection; end the request when
     neither the documents (closed gate) nor the tools gave evidence."""
-    import dataclasses
-
     from rag.tools import ToolTrace
 
     t = s.tools

@@ -47,12 +47,9 @@ def use_tools(svc: Service, req: AnswerRequest) -> bool:
 async def answer_once(svc: Service, req: AnswerRequest) -> Served:
     """The validated answer on the pinned pipeline, counted in the metrics."""
     p = svc.pinned()
-    if use_tools(svc, req):
-        result = await p.aanswer_with_tools(req.question, svc.tools, req.turns(), where=req.where(),
-                                            top_k=req.top_k, ordering=req.ordering)
-    else:
-        result = await p.aanswer(req.question, req.turns(), where=req.where(), top_k=req.top_k,
-                                 ordering=req.ordering)
+    tools = svc.tools if use_tools(svc, req) else None
+    result = await p.aanswer(req.question, req.turns(), where=req.where(), top_k=req.top_k, ordering=req.ordering,
+                             tools=tools)
     svc.metrics.observe_answer(result)
     return Served(result, p.index.version_name)
 

@@ -2,6 +2,7 @@
 that cite tool results. Every failure ends in a typed, reported outcome, never an unvalidated answer."""
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -175,3 +176,29 @@ def test_a_tool_whose_description_instructs_the_model_is_never_offered(tmp_path,
     sel = p.select_tools(REDIS_Q, reg)
     assert sel.withheld == ("get_redis_status",) and "get_redis_status" not in sel.names
     assert sel.selected and sel.to_json()["withheld"] == ["get_redis_status"]
+
+
+def test_answer_with_tools_is_answer_with_a_registry(tmp_path, fake_llm):
+    """``answer(q, tools=...)`` runs the tool steps of the one request path; the old name is an alias
+    that gives the same result, and ``astream`` runs the same steps."""
+    p = pipeline(tmp_path, fake_llm)
+    quote = "- name: prod-redis\n  flavor_ref: m5.large\n  status: active\n  memory_used_mb: 5120"
+    script = (tool_calls(("list_redis_clusters", {"project": "p1"})), Reply("done"),
+              answer("prod-redis 클러스터는 status active, memory_used_mb 5120입니다. [S1]",
+                     [("S1", "prod-redis 클러스터는 status active, memory_used_mb 5120이다", quote)]))
+    fake_llm.script(*script)
+    new = p.answer(REDIS_Q, tools=registry())
+    fake_llm.script(*script)
+    old = p.answer_with_tools(REDIS_Q, registry())
+    assert (new.status, new.answer, new.citations) == (old.status, old.answer, old.citations)
+    assert new.status == "answered" and new.citations[0].document_id == "tool:list_redis_clusters"
+    ran = [name for name, _ in new.trace.steps]
+    assert ran[ran.index("gate") + 1:] == ["tools_select", "tools_call", "tools_screen", "prompt", "generate"]
+    fake_llm.script(*script)
+
+    async def streamed():
+        return [e async for e in p.astream(REDIS_Q, tools=registry())]
+
+    events = asyncio.run(streamed())
+    assert [name for name, _ in events[-1].result.trace.steps] == ran
+    assert events[-1].result.citations == new.citations
