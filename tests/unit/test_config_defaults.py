@@ -1,4 +1,4 @@
-"""Every default is declared once, in rag/config.py.
+"""Every default is declared once, in rag/config/.
 
 A stage component takes its config section as ``config`` and, built without one, holds exactly
 the section's defaults (the parametrised test below). And no public callable of a stage package
