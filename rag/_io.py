@@ -63,9 +63,9 @@ def _write_text(path: Path, text: str, atomic: bool) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-def write_json(path: Path, obj: object, *, atomic: bool = True) -> None:
-    """Pretty JSON (UTF-8, keys in insertion order, trailing newline)."""
-    _write_text(path, json.dumps(obj, indent=2, ensure_ascii=False) + "\n", atomic)
+def write_json(path: Path, obj: object, *, atomic: bool = True, default=None) -> None:
+    """Pretty JSON (UTF-8, keys in insertion order, trailing newline); ``default`` as in :func:`json.dumps`."""
+    _write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, default=default) + "\n", atomic)
 
 
 def write_jsonl(path: Path, rows: Iterable[object], *, atomic: bool = True) -> None:

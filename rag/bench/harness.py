@@ -7,7 +7,6 @@ Nothing here knows a measurement; :mod:`rag.bench.registry` runs them through th
 from __future__ import annotations
 
 import datetime
-import json
 import logging
 import os
 import platform
@@ -18,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence, TypeVar
 
+from rag import _io
 from rag.batch import git_state, percentiles
 from rag.config import digest
 
@@ -46,11 +46,8 @@ def repo_path(rel: str | Path) -> Path:
 
 
 def read_jsonl(path: str | Path) -> Iterator[dict]:
-    """The objects of a JSON Lines file, blank lines skipped."""
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                yield json.loads(line)
+    """The objects of a JSON Lines file (:func:`rag._io.read_jsonl` without the line numbers)."""
+    return (obj for _, obj in _io.read_jsonl(Path(path)))
 
 
 # --------------------------------------------------------------------------- timing
@@ -133,11 +130,8 @@ def stamp(measurement: str, options: dict, argv: Sequence[str], config_hash: str
 
 
 def write_result(path: str | Path, record: dict) -> Path:
-    """Write a result record as indented UTF-8 JSON (parent folders created); returns the path."""
+    """Write a result record as indented UTF-8 JSON, atomically (parent folders created); returns the path."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text(json.dumps(record, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, p)
+    _io.write_json(p, record, default=str)
     log.info("wrote %s", p)
     return p
