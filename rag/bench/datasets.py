@@ -38,7 +38,7 @@ def make_abstention_set(o: AbstentionOptions) -> Outcome:
     from rag.config import load_config
     from rag.index import load_beir
     from rag.pipeline import Pipeline
-    from rag.rerank import in_holdout
+    from rag.rerank import in_holdout, negative_documents
     from rag.retrieval import HybridRetriever
 
     ds = load_beir(o.dataset or data_dir() / "msmarco" / "en", o.split)
@@ -58,11 +58,7 @@ def make_abstention_set(o: AbstentionOptions) -> Outcome:
     with open(out, "w", encoding="utf-8") as fh:
         for q, fused in zip(qids, searched):
             rel = {d for d, r in ds.qrels[q].items() if r > 0}
-            neg: list[str] = []
-            for c in fused.candidates:
-                d = c.chunk.document_id
-                if d not in rel and d not in neg:
-                    neg.append(d)
+            neg = negative_documents(fused.candidates, rel)
             answerable = not in_holdout("msmarco-abstention", q, 50)
             docs = (sorted(rel)[:1] + neg[:o.passages - 1]) if answerable else neg[:o.passages]
             n_ans += answerable

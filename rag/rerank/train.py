@@ -112,6 +112,17 @@ RetrieverFactory = Callable[[Path, Sequence[Document]], "HybridRetriever"]
 (``Pipeline.from_config(path).retriever_over(corpus)`` is the one the CLI passes)."""
 
 
+def negative_documents(candidates: Sequence, relevant: set[str]) -> list[str]:
+    """The documents of ``candidates`` (fused order, each once) that are not in ``relevant``: the
+    hard negatives the project's own retriever offers for a query."""
+    out: list[str] = []
+    for c in candidates:
+        d = c.chunk.document_id
+        if d not in relevant and d not in out:
+            out.append(d)
+    return out
+
+
 def mine_groups(cfg: TrainConfig, retriever_for: RetrieverFactory,
                 progress: Callable[[str, int, int], None] | None = None) -> list[TrainGroup]:
     """Hard negatives: non-relevant documents from the fused hybrid top-``mine_depth``."""
@@ -134,12 +145,7 @@ def mine_groups(cfg: TrainConfig, retriever_for: RetrieverFactory,
         for i, (q, fused) in enumerate(zip(qids, results)):
             text = ds.queries[q]
             rel = {d for d, r in ds.qrels[q].items() if r > 0}
-            seen: list[str] = []
-            for c in fused.candidates:
-                d = c.chunk.document_id
-                if d not in rel and d not in seen:
-                    seen.append(d)
-            pool = seen[: cfg.mine_depth]
+            pool = negative_documents(fused.candidates, rel)[: cfg.mine_depth]
             if len(pool) < cfg.negatives:
                 continue
             negs = rng.sample(pool, cfg.negatives)

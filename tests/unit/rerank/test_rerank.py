@@ -153,3 +153,11 @@ def test_fit_platt_stays_finite_on_separable_data():
     cal = fit_platt(x, y)
     assert math.isfinite(cal.a) and math.isfinite(cal.b) and 0 < cal.a < 100
     assert cal.probability(5.0) > 0.9 and cal.probability(-5.0) < 0.01
+
+
+def test_negative_documents_keep_fused_order_once_each_without_the_relevant():
+    from rag.rerank import negative_documents
+
+    cands = [cand(3, "a", 4.0), cand(1, "b", 3.0), cand(3, "c", 2.0), cand(2, "d", 1.0), cand(0, "e", 0.5)]
+    assert negative_documents(cands, {"d1"}) == ["d3", "d2", "d0"]
+    assert negative_documents(cands, {"d0", "d1", "d2", "d3"}) == []
