@@ -289,9 +289,10 @@ def _wait_ready(served: Served, timeout: float, health_url: str | None = None) -
 
 
 def _lite_command(data_dir: Path, port: int) -> list[str]:
-    # The console script `milvus-lite server ...` is `python -m milvus_lite server ...`.
-    return [sys.executable, "-m", "milvus_lite", "server", "--data-dir", str(data_dir),
-            "--host", HOST, "--port", str(port)]
+    # `milvus-lite server ...`, with gRPC options that accept pymilvus's keepalive pings (an idle
+    # client was answered with GOAWAY too_many_pings, and the next connect failed): lite_server_main.py.
+    return [sys.executable, str(Path(__file__).with_name("lite_server_main.py")), "server", "--data-dir",
+            str(data_dir), "--host", HOST, "--port", str(port)]
 
 
 def _launch_lite(served: Served, timeout: float) -> None:
