@@ -31,7 +31,7 @@ class AnswerTrace:
     candidates: tuple[CandidateTrace, ...]
     excluded: tuple[tuple[str, str], ...]  # (evidence_id, reason) the reranker left out
     manifest: object | None  # rag.context.prompt.Manifest (blocks, budget, drops); None when the gate abstained
-    attempts: tuple  # tuple[rag.answer.loop.AttemptRecord, ...]: status, violations, usage, seconds
+    attempts: tuple  # tuple[rag.answer.loop.AttemptRecord, ...]: status, violations, usage, seconds, request hash
     prompt_tokens: int
     completion_tokens: int
     config_hash: str
@@ -75,16 +75,19 @@ def _attempt_json(a) -> dict:
             "violations": [{"code": v.code, "message": v.message, "source_id": v.source_id} for v in a.violations],
             "usage": {"prompt_tokens": a.usage.prompt_tokens, "completion_tokens": a.usage.completion_tokens},
             "generation_s": round(a.generation_s, 4), "validation_s": round(a.validation_s, 4),
-            "transport_retries": a.transport_retries, "finish_reason": a.finish_reason}
+            "transport_retries": a.transport_retries, "finish_reason": a.finish_reason,
+            "request_sha256": a.request_sha256}
 
 
 @dataclass(frozen=True)
 class AnswerResult:
-    """``answered`` carries validated citations resolved from the source map; ``insufficient_evidence``
-    carries none, a ``reason`` (gate reasons, ``no_context``, ``model_abstained``,
-    ``validation_failed``) and, as ``answer``, the configured abstention message in the question's
-    language (``generation.abstention_messages``). ``superseded`` lists retrieved versions that the
-    version policy set aside (the rule changed since), answered or not."""
+    """``answered`` carries validated citations resolved from the source map and a ``reason``
+    (``validated``, or ``validated_fallback`` when the fallback generator answered after every
+    attempt of the configured one failed validation); ``insufficient_evidence`` carries none, a
+    ``reason`` (gate reasons, ``no_context``, ``model_abstained``, ``validation_failed``) and, as
+    ``answer``, the configured abstention message in the question's language
+    (``generation.abstention_messages``). ``superseded`` lists retrieved versions that the version
+    policy set aside (the rule changed since), answered or not."""
 
     question: str
     status: Status

@@ -281,6 +281,32 @@ class RecordingGenerator:
         return self.generate(request)
 
 
+class ScriptedGenerator:
+    """A generator that returns fixed raw replies, one per attempt (the last one repeats), and
+    records every request it was given; with ``fail_if_called`` it fails the test instead."""
+
+    def __init__(self, *raw: str, name: str = "scripted", fail_if_called: bool = False) -> None:
+        self.raw = list(raw)
+        self.name = name
+        self.fail_if_called = fail_if_called
+        self.requests: list = []
+
+    def generate(self, request):
+        from rag.answer.contract import GenerationOutput, parse_payload
+
+        if self.fail_if_called:
+            import pytest
+
+            pytest.fail(f"the generator {self.name!r} was called although it should not have been")
+        text = self.raw[min(len(self.requests), len(self.raw) - 1)]
+        self.requests.append(request)
+        parsed = parse_payload(text)
+        return GenerationOutput(text, parsed.payload, parsed.error)
+
+    async def agenerate(self, request):
+        return self.generate(request)
+
+
 class FakeLlama:
     """Stands in for ``llama_cpp.Llama``: records the constructor's and every call's arguments,
     replies with the scripted ``contents`` in turn (the last one repeats), and counts the calls

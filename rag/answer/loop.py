@@ -4,7 +4,14 @@ exact violations, at most ``max_attempts`` times.
 After the last failed attempt the result follows ``on_failure``: ``"insufficient_evidence"``
 returns an abstention with reason ``validation_failed``; ``"error"`` raises
 :class:`~rag.errors.AnswerContractError` carrying every attempt. An answer whose citations
-did not validate is never returned. Transport failures (timeouts, a server that keeps
+did not validate is never returned.
+
+With a ``fallback`` generator (and ``on_failure: insufficient_evidence``), a run whose attempts
+all failed validation asks the fallback once, over the same prompt: an answer of it that
+validates is returned with reason ``validated_fallback``; one that fails or abstains leaves the
+outcome ``validation_failed``. Either way its attempt is recorded. A model that abstains with a
+valid payload has not failed: the fallback is not asked. The loop knows no backend names: the
+caller chooses the fallback (the pipeline: ``generation.fallback``). Transport failures (timeouts, a server that keeps
 failing) raise :class:`~rag.errors.GenerationError` subclasses: they are not contract
 failures, and retrying them is the generator's job.
 """
@@ -28,7 +35,7 @@ from rag.answer.contract import (
     Violation,
     answer_json_schema,
 )
-from rag.context.prompt import Message, Prompt
+from rag.context.prompt import Message, Prompt, messages_sha256
 from rag.answer.validation import CitationValidator, ResolvedCitation, ValidationReport
 from rag.text.tokens import TokenCounter
 
@@ -50,6 +57,7 @@ class AttemptRecord:
     validation_s: float
     transport_retries: int
     finish_reason: str | None
+    request_sha256: str  # messages_sha256 of this attempt's messages (format instruction and feedback included)
 
     @property
     def ok(self) -> bool:
@@ -61,16 +69,18 @@ class AnswerOutcome:
     status: Literal["answered", "insufficient_evidence"]
     answer: str
     citations: tuple[ResolvedCitation, ...]
-    reason: str  # "validated", "model_abstained", "validation_failed", "no_context"
+    reason: str  # "validated", "validated_fallback", "model_abstained", "validation_failed", "no_context"
     attempts: tuple[AttemptRecord, ...]
     usage: TokenUsage
     latency_s: float
-    report: ValidationReport | None  # the last attempt's report
+    # The report of the attempt the outcome rests on: the last attempt's, except after a fallback
+    # that did not validate (then the last rejected attempt before it; the fallback's is in attempts)
+    report: ValidationReport | None
 
     @property
     def violations(self) -> tuple[Violation, ...]:
-        """The violations of the last attempt (empty when it validated)."""
-        return self.attempts[-1].violations if self.attempts else ()
+        """The violations of the attempt the outcome rests on (empty when it validated)."""
+        return self.report.violations if self.report is not None else ()
 
 
 def question_of(prompt: Prompt) -> str:
@@ -144,9 +154,13 @@ class _Loop:
     """Shared bookkeeping of the sync and async loops."""
 
     def __init__(self, prompt: Prompt, generator: Generator, validator: CitationValidator,
-                 config: GenerationConfig, question: str | None, format_instruction: bool) -> None:
+                 config: GenerationConfig, question: str | None, format_instruction: bool,
+                 fallback: Generator | None = None) -> None:
         self.prompt = prompt
         self.generator = generator
+        self.fallback = fallback
+        self.current = generator  # the generator the next request goes to
+        self.in_fallback = False  # True once every attempt of ``generator`` failed and the fallback took over
         self.validator = validator
         self.config = config
         self.format_instruction = format_instruction
@@ -154,14 +168,25 @@ class _Loop:
         self.records: list[AttemptRecord] = []
         self.t0 = time.perf_counter()
         self.last_report: ValidationReport | None = None
+        self.sent: GenerationRequest | None = None
 
     def request(self) -> GenerationRequest:
-        prev = self.records[-1].violations if self.records else ()
-        return build_request(self.prompt, len(self.records) + 1, prev, self.question,
-                             format_instruction=self.format_instruction)
+        """The next attempt's request (the fallback's carries no feedback: it starts afresh)."""
+        prev = self.records[-1].violations if self.records and not self.in_fallback else ()
+        self.sent = build_request(self.prompt, len(self.records) + 1, prev, self.question,
+                                  format_instruction=self.format_instruction)
+        return self.sent
+
+    def _attempt(self, generator: Generator, out: GenerationOutput, report: ValidationReport) -> AttemptRecord:
+        return AttemptRecord(len(self.records) + 1, getattr(generator, "name", type(generator).__name__),
+                             out.raw_text, report.status, report.violations, out.usage, out.latency_s,
+                             report.latency_s, out.transport_retries, out.finish_reason,
+                             messages_sha256(self.sent.messages) if self.sent is not None else "")
 
     def record(self, out: GenerationOutput) -> AnswerOutcome | None:
         """Validate one output; return the outcome when the loop is done, else None."""
+        if self.in_fallback:
+            return self._record_fallback(out)
         if out.payload is not None:
             report = self.validator.validate(out.payload, self.prompt.source_map)
         else:
@@ -172,9 +197,7 @@ class _Loop:
             report = replace(report, violations=(cut, *report.violations))
         self.last_report = report
         n = len(self.records) + 1
-        self.records.append(AttemptRecord(n, getattr(self.generator, "name", type(self.generator).__name__),
-                                          out.raw_text, report.status, report.violations, out.usage, out.latency_s,
-                                          report.latency_s, out.transport_retries, out.finish_reason))
+        self.records.append(self._attempt(self.generator, out, report))
         if report.ok:
             reason = "validated" if report.status == "answered" else "model_abstained"
             logger.info("answer attempt %d: %s", n, reason)
@@ -206,26 +229,48 @@ class _Loop:
                 f"no answer passed validation after {len(self.records)} attempts (last: {detail}). Check the "
                 "model and prompt, raise generation.max_attempts, or set generation.on_failure: "
                 "insufficient_evidence.", attempts=tuple(self.records))
+        if self.fallback is not None:
+            logger.info("all %d attempts failed validation; asking the fallback generator %s", len(self.records),
+                        getattr(self.fallback, "name", type(self.fallback).__name__))
+            self.current, self.in_fallback = self.fallback, True
+            return None
+        return self._outcome("insufficient_evidence", "", (), "validation_failed")
+
+    def _record_fallback(self, out: GenerationOutput) -> AnswerOutcome:
+        """Validate the fallback's output: its validated answer, else ``validation_failed`` (the
+        report stays the last rejected attempt's)."""
+        payload = out.payload if out.payload is not None else out.raw_text
+        report = self.validator.validate(payload, self.prompt.source_map, question=self.question)
+        rejected = len(self.records)
+        self.records.append(self._attempt(self.fallback, out, report))
+        name = self.records[-1].generator
+        if report.ok and report.status == "answered":
+            self.last_report = report
+            logger.info("answer: the fallback generator %s validated after %d rejected attempts", name, rejected)
+            return self._outcome("answered", report.answer, report.resolved, "validated_fallback")
+        what = "abstained" if report.ok else "was rejected: " + ", ".join(report.codes)
+        logger.info("answer: the fallback generator %s %s; validation_failed", name, what)
         return self._outcome("insufficient_evidence", "", (), "validation_failed")
 
 
 def generate_answer(prompt: Prompt, generator: Generator, validator: CitationValidator,
                     config: GenerationConfig | None = None, *, question: str | None = None,
-                    format_instruction: bool = True) -> AnswerOutcome:
-    """Generate and validate with bounded regeneration. See the module docstring for the contract."""
-    loop = _Loop(prompt, generator, validator, config or GenerationConfig(), question, format_instruction)
+                    format_instruction: bool = True, fallback: Generator | None = None) -> AnswerOutcome:
+    """Generate and validate with bounded regeneration; ``fallback`` answers once when every
+    attempt failed validation. Returns the outcome; see the module docstring for the contract."""
+    loop = _Loop(prompt, generator, validator, config or GenerationConfig(), question, format_instruction, fallback)
     done = loop.no_context() if not prompt.bundle.blocks else None
     while done is None:
-        done = loop.record(generator.generate(loop.request()))
+        done = loop.record(loop.current.generate(loop.request()))
     return done
 
 
 async def agenerate_answer(prompt: Prompt, generator: Generator, validator: CitationValidator,
                            config: GenerationConfig | None = None, *, question: str | None = None,
-                           format_instruction: bool = True) -> AnswerOutcome:
+                           format_instruction: bool = True, fallback: Generator | None = None) -> AnswerOutcome:
     """Async twin of :func:`generate_answer`."""
-    loop = _Loop(prompt, generator, validator, config or GenerationConfig(), question, format_instruction)
+    loop = _Loop(prompt, generator, validator, config or GenerationConfig(), question, format_instruction, fallback)
     done = loop.no_context() if not prompt.bundle.blocks else None
     while done is None:
-        done = loop.record(await generator.agenerate(loop.request()))
+        done = loop.record(await loop.current.agenerate(loop.request()))
     return done

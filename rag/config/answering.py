@@ -170,6 +170,11 @@ class GenerationConfig(Section):
     structured: Literal["json_schema", "json_object", "json_object_schema"] = "json_schema"
     max_attempts: int = Field(3, ge=1)  # generate + validate rounds, a malformed-JSON retry included
     on_failure: Literal["error", "insufficient_evidence"] = "insufficient_evidence"
+    # When every attempt of an LLM backend (openai, llamacpp) failed validation and on_failure is
+    # insufficient_evidence: extractive asks the extractive generator once over the same prompt, and
+    # its answer, if it validates, is returned with reason validated_fallback; none abstains
+    # (validation_failed). A model's own valid abstention is not a failure (no fallback then).
+    fallback: Literal["extractive", "none"] = "extractive"
     # The extractive default (rag.answer.extractive): units are source sentences/items; see that module.
     extractive_max_sentences: int = Field(3, ge=1)
     extractive_min_score: float = Field(0.14, ge=0, le=1)  # abstain when no unit's final score reaches it (kolaw-dev)

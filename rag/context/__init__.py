@@ -35,6 +35,7 @@ from rag.context.prompt import (
     Prompt,
     PromptBuilder,
     ToolCall,
+    messages_sha256,
     user_message,
 )
 
@@ -64,6 +65,7 @@ __all__ = [
     "ToolCall",
     "injection_signals",
     "jaccard",
+    "messages_sha256",
     "neutralize",
     "quarantine",
     "render_block",

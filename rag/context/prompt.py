@@ -8,6 +8,7 @@ guideline reads as reference data (seed 004).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import unicodedata
@@ -141,6 +142,10 @@ class Manifest:
     history: HistoryDecision
     guidelines: tuple[str, ...]
     version_conflicts: tuple[str, ...]
+    # sha256 of the messages as built (messages_sha256): replaying an incident means rebuilding a
+    # prompt with this hash. A request adds the format instruction and feedback: its own hash is
+    # AttemptRecord.request_sha256.
+    prompt_sha256: str
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -164,6 +169,15 @@ class Prompt:
 
     def to_openai(self) -> list[dict]:
         return [m.to_openai() for m in self.messages]
+
+
+def messages_sha256(messages: Sequence[Message]) -> str:
+    """The sha256 (hex) of the messages' roles and contents, in order, as the canonical JSON
+    ``json.dumps([[role, content], ...], ensure_ascii=False, separators=(",", ":"))`` (UTF-8).
+    Returns the same hash for the same roles and contents; tool calls are not part of it (the
+    guideline tool result that follows a call names the guideline ids in its content)."""
+    canonical = json.dumps([[m.role, m.content] for m in messages], ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def user_message(question: str, rendered_sources: str) -> str:
@@ -271,5 +285,6 @@ class PromptBuilder:
             history=hist,
             guidelines=tuple(g.id for g in selected),
             version_conflicts=bundle.version_conflicts,
+            prompt_sha256=messages_sha256(messages),
         )
         return Prompt(messages, bundle, manifest, self.counter, s.message_overhead)

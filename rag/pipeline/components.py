@@ -11,6 +11,7 @@ import logging
 from typing import TYPE_CHECKING, Sequence
 
 from rag.answer.contract import Generator
+from rag.answer.extractive import ExtractiveGenerator
 from rag.answer.generators import make_generator
 from rag.answer.loop import format_overhead
 from rag.answer.validation import CitationValidator
@@ -49,6 +50,7 @@ class Components:
         self._embedder = embedder
         self._index = index
         self._generator = generator
+        self._fallback: Generator | None = None
         self._backend: IndexBackend | None = None
         self._reranker: CrossEncoderReranker | None = None
         self._gate: Gate | None = None
@@ -196,11 +198,27 @@ class Components:
     def generator(self) -> Generator:
         if self._generator is None:
             g = self.config.generation
-            scorer = embedding_scorer(self.embedder) if g.backend == "extractive" and \
-                g.extractive_scorer == "embedding" else None
+            scorer = self._extractive_scorer() if g.backend == "extractive" else None
             self._generator = make_generator(g, scorer=scorer, validation=self.config.validation,
                                              base_dir=self.config.base_dir)
         return self._generator
+
+    def _extractive_scorer(self):
+        """The extractive generator's model score (``generation.extractive_scorer``), or None."""
+        return embedding_scorer(self.embedder) if self.config.generation.extractive_scorer == "embedding" else None
+
+    @property
+    def fallback_generator(self) -> Generator | None:
+        """The generator asked once when every attempt of an LLM generator failed validation: the
+        extractive one over the same prompt (``generation.fallback: extractive``), built once.
+        Returns None when ``fallback`` is ``none``, the backend is already extractive, or
+        ``on_failure`` is ``error``."""
+        g = self.config.generation
+        if g.fallback == "none" or g.backend == "extractive" or g.on_failure != "insufficient_evidence":
+            return None
+        if self._fallback is None:
+            self._fallback = ExtractiveGenerator(g, self._extractive_scorer(), validation=self.config.validation)
+        return self._fallback
 
     @property
     def validator(self) -> CitationValidator:
@@ -242,7 +260,8 @@ class Components:
 
     def warm_up(self) -> None:
         """Load every component a question needs (models, index, prompt builder, generator)."""
-        _ = (self.index, self.embedder, self.reranker, self.gate, self.prompt_builder, self.generator, self.validator)
+        _ = (self.index, self.embedder, self.reranker, self.gate, self.prompt_builder, self.generator,
+             self.fallback_generator, self.validator)
         self.embedder.embed_queries(["warm up"])
 
 

@@ -141,14 +141,16 @@ def prompt(s: State, c: Components) -> State:
 
 
 def generate(s: State, c: Components) -> State:
-    """Generate and validate with bounded regeneration; only a validated answer comes out."""
-    out = generate_answer(s.prompt, c.generator, c.validator, c.config.generation, question=s.request.question)
+    """Generate and validate with bounded regeneration (then the fallback generator, when every
+    attempt failed); only a validated answer comes out."""
+    out = generate_answer(s.prompt, c.generator, c.validator, c.config.generation, question=s.request.question,
+                          fallback=c.fallback_generator)
     return s.with_(outcome=out)
 
 
 async def agenerate(s: State, c: Components) -> State:
     out = await agenerate_answer(s.prompt, c.generator, c.validator, c.config.generation,
-                                 question=s.request.question)
+                                 question=s.request.question, fallback=c.fallback_generator)
     return s.with_(outcome=out)
 
 

@@ -59,13 +59,22 @@ def test_case_a_guideline_is_a_tool_message_and_the_system_rule_stays(guided):
 
 
 def test_case_a_conflict_an_answer_the_sources_do_not_hold_is_refused(guided, fake_llm):
-    """The guideline asks for UI steps first; a model that makes them up (not in the sources) abstains."""
+    """The guideline asks for UI steps first; a model that makes them up (not in the sources) is
+    refused: without a fallback the result abstains, with the extractive fallback (the default) the
+    answer is the sources' own sentences."""
     made_up = "콘솔 오른쪽 위의 톱니바퀴를 누르고 VM 폐기 메뉴를 고르세요."
     fake_llm.script(answer(f"{made_up} [S1] CLI 방법도 필요하신가요?", [("S1", made_up, made_up)]))
-    res = guided.answer("VM 삭제 방법 알려줘")
+    strict = Pipeline(guided.config.with_overrides({"generation.fallback": "none"}), embedder=guided.embedder,
+                      index=guided.index)
+    res = strict.answer("VM 삭제 방법 알려줘")
     assert res.status == "insufficient_evidence" and res.reason == "validation_failed"
     sent = fake_llm.requests[0]
     assert _roles(sent)[:3] == ["system", "assistant", "tool"] and GUIDE_A in sent["body"]["messages"][2]["content"]
+    fake_llm.script(answer(f"{made_up} [S1] CLI 방법도 필요하신가요?", [("S1", made_up, made_up)]))
+    res = guided.answer("VM 삭제 방법 알려줘")
+    assert (res.status, res.reason) == ("answered", "validated_fallback") and made_up not in res.answer
+    assert res.trace.attempts[-1].generator.startswith("extractive")
+    assert all(c.document_id == "vm-delete-guide" and c.quote in DOCS[0]["text"] for c in res.citations)
 
 
 def test_case_a_followed_from_the_sources(guided, fake_llm):
