@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from rag.answer.addressing import addressing_violations
 from rag.answer.contract import AnswerPayload, CitationItem, GenerationOutput, GenerationRequest, TokenUsage
 from rag.answer.support import check_support
 from rag.answer.support import evidence_text
@@ -39,10 +40,11 @@ from rag.context.builder import ContextBundle
 from rag.errors import GenerationError
 from rag.text.facts import extract_quantities
 from rag.text.lang import detect_language
+from rag.text.question_analysis import QuestionAnalysis, analyze_question, fitting_quantities, holds_fact
 from rag.text.questions import QUANTITY_KINDS, wanted_fact
 from rag.text.segment import NOTE, segment
 from rag.text.sentences import answer_sentences
-from rag.text.lexical import content_terms, find_urls
+from rag.text.lexical import content_terms, find_urls, normalize
 
 logger = logging.getLogger(__name__)
 
@@ -167,7 +169,7 @@ class ExtractiveGenerator:
         if not units:
             return []
         c = self.config
-        want = QUANTITY_KINDS.get(wanted_fact(question))
+        asked = analyze_question(question)
         read = [f"{u.lead} {u.text}" if u.lead else u.text for u in units]  # an item is read with its lead
         own = idf_recall(question, read)
         ctx = idf_recall(question, [b.text for b in bundle.blocks])
@@ -177,7 +179,7 @@ class ExtractiveGenerator:
         # with it: there the model's score is the whole score.
         qlang = detect_language(question)
         cross = [detect_language(b.text) not in (qlang, "other") for b in bundle.blocks]
-        fit = [1.0 if want is None or u.kinds & want else c.extractive_kind_penalty for u in units]
+        fit = [_fit(asked, u.text, c.extractive_kind_penalty) for u in units]
         order = sorted(range(len(units)), key=lambda i: (-pre[i] * fit[i], units[i].block_pos, units[i].sent_pos))
         model_of: dict[int, float] = {}
         w = c.extractive_model_weight if self.scorer is not None else 0.0
@@ -201,21 +203,49 @@ class ExtractiveGenerator:
         return ranked
 
     def compose(self, question: str, bundle: ContextBundle | None) -> AnswerPayload:
+        """The answer: score the units, choose those that answer, complete the parts and lists,
+        write the lines; abstain when the result would not address the question."""
         c = self.config
+        asked = analyze_question(question)
         units = self.units(bundle) if bundle is not None else []
         ranked = self.score(question, bundle, units) if bundle is not None else []
         source_text = {b.source_id: evidence_text(b) for b in bundle.blocks} if bundle is not None else {}
         if ranked and self._delegated(question, ranked):
             logger.info("extractive: the best match says the value is set elsewhere (an appended table or a "
                         "decree): insufficient evidence")
-            return AnswerPayload(status="insufficient_evidence", answer="", citations=())
+            return _ABSTAIN
         if ranked and c.extractive_section_margin > 0:
             ranked = self._in_best_sections(question, bundle, ranked)
+        chosen = self._choose(asked, ranked, source_text)
+        if not chosen:
+            best = ranked[0].score if ranked else 0.0
+            logger.info("extractive: best unit score %.3f < floor %.3f: insufficient evidence", best,
+                        c.extractive_min_score)
+            return _ABSTAIN
+        chosen = self._with_parts(asked, chosen, ranked, source_text)
+        chosen = self._with_list_items(chosen, units, source_text)
+        payload = self._write(asked, chosen, source_text)
+        if self.validation.check_addresses:
+            problems = addressing_violations(asked, [s.text for s in answer_sentences(payload.answer)],
+                                             bundle.source_map, self.validation.min_question_coverage)
+            if problems:
+                logger.info("extractive: the best units do not address the question (%s): insufficient evidence",
+                            problems[0].message)
+                return _ABSTAIN
+        return payload
+
+    def _choose(self, asked: QuestionAnalysis, ranked: list[_Unit], source_text: dict[str, str]) -> list[_Unit]:
+        """The best units above the floors that pass the support check, near-repeats skipped. For a
+        numeric question a unit after the first must state the asked kind of fact too (a unit
+        that states none answers nothing)."""
+        c = self.config
         chosen: list[_Unit] = []
         floor = c.extractive_min_score  # raised to relative_floor x the best unit that passes the support check
         for u in ranked:
             if u.score < floor or len(chosen) >= c.extractive_max_sentences:
                 break
+            if chosen and asked.numeric and not _holds(asked, u.text):
+                continue
             terms = content_terms(u.text)
             if any(_overlap(terms, content_terms(x.text)) >= 0.8 for x in chosen):
                 continue  # near-repeat of a chosen unit
@@ -225,21 +255,59 @@ class ExtractiveGenerator:
             if not chosen:
                 floor = max(floor, c.extractive_relative_floor * u.score)
             chosen.append(u)
-        if not chosen:
-            best = ranked[0].score if ranked else 0.0
-            logger.info("extractive: best unit score %.3f < floor %.3f: insufficient evidence", best,
-                        c.extractive_min_score)
-            return AnswerPayload(status="insufficient_evidence", answer="", citations=())
-        chosen = self._with_list_items(chosen, units, source_text)
-        chosen.sort(key=lambda u: (u.block_pos, u.sent_pos))
+        return chosen
+
+    def _with_parts(self, asked: QuestionAnalysis, chosen: list[_Unit], ranked: list[_Unit],
+                    source_text: dict[str, str]) -> list[_Unit]:
+        """Each numeric part of a several-part question ("하루 몇 시간, 일주일에 몇 시간") is answered
+        by a chosen unit, else the best-ranked unit above ``extractive_min_score`` that states it
+        (and passes the support check) is added. A part nothing answers is left to the
+        addressing check, which abstains."""
+        out = list(chosen)
+        for part in asked.parts:
+            if part.kind not in QUANTITY_KINDS or any(holds_fact(part.kind, part.grain, u.text) for u in out):
+                continue
+            for u in ranked:
+                if u.score < self.config.extractive_min_score:
+                    break
+                if holds_fact(part.kind, part.grain, u.text) and \
+                        check_support(u.text, source_text[u.source_id], self.validation).supported:
+                    out.append(u)
+                    break
+        return out
+
+    def _answer_line(self, asked: QuestionAnalysis, first: list[_Unit], source_text: dict[str, str]) -> str:
+        """The short answer line from the best unit's values (a several-part question: from every
+        unit that states one), kept only when it passes the support check against its source on
+        its own (a value shown without the words that bound it can be misread); else ""."""
+        units = first if asked.parts else first[:1]
+        spans = answer_spans(asked, units)
+        while spans:
+            sid = spans[0][1]
+            text = ", ".join(t for t, x in spans if x == sid)
+            if check_support(text, source_text[sid], self.validation).supported:
+                return f"{text} [{sid}]"
+            spans = spans[:1] if len(spans) > 1 else []
+        return ""
+
+    def _write(self, asked: QuestionAnalysis, chosen: list[_Unit], source_text: dict[str, str]) -> AnswerPayload:
+        """The answer lines: for a numeric question first a short line with the asked values as the
+        source writes them ("2주일 이내"), then the units that state the asked fact, best first,
+        then the others in source order; every sentence carries its source's marker."""
+        first = [u for u in chosen if asked.numeric and _holds(asked, u.text)]
+        first.sort(key=lambda u: (-u.score, u.block_pos, u.sent_pos))
+        rest = sorted((u for u in chosen if u not in first), key=lambda u: (u.block_pos, u.sent_pos))
         lines, cites = [], []
-        for u in chosen:
+        line = self._answer_line(asked, first, source_text) if self.config.extractive_answer_line else ""
+        if line:
+            lines.append(line)
+        for u in [*first, *rest]:
             marker = f" [{u.source_id}]"
             # every sentence the validator will see in this line carries the marker
             parts = [s.text for s in answer_sentences(u.text)] or [u.text]
             lines.append(" ".join(p + marker for p in parts))
             cites.append(CitationItem(source_id=u.source_id, claim=u.text, quote=u.raw))
-        return AnswerPayload(status="answered", answer="\n".join(lines), citations=tuple(cites))
+        return AnswerPayload(status="answered", answer="\n".join(lines), citations=tuple(_unique(cites)))
 
     def _with_list_items(self, chosen: list[_Unit], units: list[_Unit], source_text: dict[str, str]) -> list[_Unit]:
         """A chosen unit that announces a list (``다음 각 호의 어느 하나에 해당하는 경우``, "the
@@ -291,6 +359,65 @@ class ExtractiveGenerator:
 
     async def agenerate(self, request: GenerationRequest) -> GenerationOutput:
         return self.generate(request)
+
+
+_ABSTAIN = AnswerPayload(status="insufficient_evidence", answer="", citations=())
+# What follows a value in a statute and belongs to it: "2주일 이내", "500만원 이하의 과태료".
+_SPAN_TAIL = re.compile(r"^(?:\s*(?:이내|이하|이상|미만|초과|까지|전까지|이후|부터|전|후|간|동안))?"
+                        r"(?:의\s*(?:과태료|벌금|징역|금고|범위|금액))?")
+MAX_SPANS = 3
+
+
+def _holds(asked: QuestionAnalysis, text: str) -> bool:
+    """The text states the asked fact, or the fact of one of the question's numeric parts."""
+    if asked.parts:
+        return any(holds_fact(p.kind, p.grain, text) for p in asked.parts)
+    return asked.holds_asked_fact(text)
+
+
+def _fit(asked: QuestionAnalysis, text: str, penalty: float) -> float:
+    """1 for a unit that states the asked fact, ``penalty`` for one that states none; for a
+    question of several numeric parts, in between by the share of parts it can answer (counted
+    as fitting values: "1일 8시간, 1주 40시간" answers both "하루 몇 시간" and "일주일에 몇 시간")."""
+    numeric = [p for p in asked.parts if p.kind in QUANTITY_KINDS]
+    if not numeric:
+        return 1.0 if _holds(asked, text) else penalty
+    n = sum(min(1, fitting_quantities(p.kind, p.grain, text)) for p in numeric)
+    if len({(p.kind, p.grain) for p in numeric}) == 1:  # parts of one kind: each needs its own value
+        n = min(len(numeric), fitting_quantities(numeric[0].kind, numeric[0].grain, text))
+    return penalty + (1 - penalty) * n / len(numeric)
+
+
+def answer_spans(asked: QuestionAnalysis, units: Sequence[_Unit]) -> list[tuple[str, str]]:
+    """(value as the source writes it, source id) for the asked fact in ``units``: each quantity of
+    the asked kind and grain with the words that bound it (이내, 이하의 과태료), at most
+    :data:`MAX_SPANS`, each once, in unit order."""
+    from rag.text.quantities import normalize_facts
+
+    kinds = [(p.kind, p.grain) for p in asked.parts if p.kind in QUANTITY_KINDS] or [(asked.kind, asked.grain)]
+    out: list[tuple[str, str]] = []
+    for u in units:
+        text = normalize_facts(u.text)
+        for q in extract_quantities(u.text):
+            if q.implied or not any(holds_fact(k, g, q.text) for k, g in kinds):
+                continue
+            tail = _SPAN_TAIL.match(text[q.end:])
+            span = (q.text + (tail.group() if tail else "")).strip()
+            if span and span not in (x for x, _ in out) and normalize(span) in normalize(u.text):
+                out.append((span, u.source_id))
+            if len(out) >= MAX_SPANS:
+                return out
+    return out
+
+
+def _unique(cites: list[CitationItem]) -> list[CitationItem]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for c in cites:
+        if (c.source_id, c.quote) not in seen:
+            seen.add((c.source_id, c.quote))
+            out.append(c)
+    return out
 
 
 def _overlap(a: frozenset[str], b: frozenset[str]) -> float:

@@ -188,9 +188,9 @@ class _Loop:
         if self.in_fallback:
             return self._record_fallback(out)
         if out.payload is not None:
-            report = self.validator.validate(out.payload, self.prompt.source_map)
+            report = self.validator.validate(out.payload, self.prompt.source_map, question=self.question)
         else:
-            report = self.validator.validate(out.raw_text, self.prompt.source_map)
+            report = self.validator.validate(out.raw_text, self.prompt.source_map, question=self.question)
         if report.status is None and out.finish_reason == "length":
             cut = Violation("invalid_json", "the reply was cut off at the token limit before the JSON object was "
                             "complete; write a shorter answer with fewer, shorter citations")

@@ -18,7 +18,10 @@ Checks (every failure is a typed :class:`Violation`, nothing is silently dropped
    it restates them (``number_mismatch``), and does not flip an obligation, permission or
    prohibition (``negation_mismatch``). The block's locator (``제16조제1항``) counts as block
    text for references;
-7. no URL in the answer, a claim or a quote (the server's links come from the source map only).
+7. no URL in the answer, a claim or a quote (the server's links come from the source map only);
+8. no citation repeated: the same source and quote twice is ``duplicate_citation``;
+9. with the question: the answer addresses it (:mod:`rag.answer.addressing`): the asked kind of
+   fact is stated and enough of the question's key content is covered (``does_not_address``).
 
 :meth:`CitationValidator.validate` parses (1, :func:`parse_answer`), then runs :data:`CHECKS` in
 order, each a function from a :class:`CheckInput` to a :class:`CheckOutput`; the violations come out
@@ -29,7 +32,9 @@ in that order:
 - :func:`check_citations`: per citation, its source id (3), its quote (5), its claim's support (6);
 - :func:`check_sentence_markers`: per sentence, its marker ids (3) and coverage (4);
 - :func:`check_sentence_support`: per sentence, its support (6);
-- :func:`check_citations_referenced`: every citation is used by a marker (4).
+- :func:`check_citations_referenced`: every citation is used by a marker (4);
+- :func:`check_duplicates` (8);
+- :func:`check_addresses` (9; only when the question is given and ``validation.check_addresses``).
 
 Citations are resolved only from the source map: a URL or name the model writes never
 becomes a link.
@@ -48,8 +53,10 @@ import numpy as np
 from rag.config import ValidationConfig
 from rag.context.builder import ContextBlock
 from rag.errors import ConfigError
+from rag.answer.addressing import addressing_violations
 from rag.answer.contract import AnswerPayload, Violation, ViolationCode, parse_payload
 from rag.answer.support import SupportCheck, check_support, decide, evidence_text
+from rag.text.question_analysis import QuestionAnalysis, analyze_question
 from rag.text.segment import refine_locator
 from rag.text.sentences import Sentence, answer_sentences, marker_ids, strip_markers
 from rag.text.lexical import find_urls, normalize, quote_found
@@ -180,6 +187,7 @@ class CheckInput:
     config: ValidationConfig
     abstention_texts: frozenset[str]  # normalized (rag.text.normalize)
     cosines: Callable[[Sequence[str], Sequence[str]], np.ndarray]  # the embedder's, for the embedding methods
+    question: QuestionAnalysis | None = None  # the question the answer is for, when given
 
     @cached_property
     def sentences(self) -> tuple[Sentence, ...]:
@@ -373,9 +381,31 @@ def check_citations_referenced(inp: CheckInput) -> CheckOutput:
     return CheckOutput(tuple(out))
 
 
+def check_duplicates(inp: CheckInput) -> CheckOutput:
+    """Check 8: the same citation (source id and normalized quote) given twice."""
+    seen: set[tuple[str, str]] = set()
+    out: list[Violation] = []
+    for i, c in enumerate(inp.payload.citations):
+        key = (c.source_id, normalize(c.quote))
+        if key in seen:
+            out.append(Violation("duplicate_citation", f"citation {i + 1} repeats an earlier citation of {c.source_id} "
+                                 "with the same quote; cite each passage once", source_id=c.source_id))
+        seen.add(key)
+    return CheckOutput(tuple(out))
+
+
+def check_addresses(inp: CheckInput) -> CheckOutput:
+    """Check 9: the answer addresses the question (:func:`rag.answer.addressing.addressing_violations`)."""
+    if inp.question is None or not inp.config.check_addresses:
+        return CheckOutput()
+    sentences = [s.text for s in inp.sentences]
+    return CheckOutput(tuple(addressing_violations(inp.question, sentences, inp.source_map,
+                                                   inp.config.min_question_coverage)))
+
+
 # The order the checks run in, and so the order of the violations in a report.
 CHECKS: tuple[Check, ...] = (check_urls, check_status, check_citations, check_sentence_markers,
-                             check_sentence_support, check_citations_referenced)
+                             check_sentence_support, check_citations_referenced, check_duplicates, check_addresses)
 
 
 def run_checks(inp: CheckInput, checks: Sequence[Check] = CHECKS) -> CheckOutput:
@@ -418,12 +448,16 @@ class CitationValidator:
         return decide(lex, emb, self.config)
 
     # -- main -------------------------------------------------------------------
-    def validate(self, payload: AnswerPayload | str, source_map: Mapping[str, ContextBlock]) -> ValidationReport:
+    def validate(self, payload: AnswerPayload | str, source_map: Mapping[str, ContextBlock], *,
+                 question: str | None = None) -> ValidationReport:
+        """Run the checks. ``question``: the question the answer is for; with it the answer must also
+        address it (:func:`check_addresses`); without it that check is skipped."""
         t0 = time.perf_counter()
         parsed = parse_answer(payload)
         if isinstance(parsed, Violation):
             return ValidationReport(None, "", None, (parsed,), (), (), (), time.perf_counter() - t0)
-        found = run_checks(CheckInput(parsed, source_map, self.config, self.abstention_texts, self._cosines))
+        asked = analyze_question(question) if question else None
+        found = run_checks(CheckInput(parsed, source_map, self.config, self.abstention_texts, self._cosines, asked))
         return self._report(parsed, list(found.violations), found.citations, found.sentences, source_map, t0)
 
     def _report(self, payload: AnswerPayload, violations: list[Violation], checks: tuple[CitationCheck, ...],

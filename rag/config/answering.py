@@ -133,6 +133,13 @@ class GateConfig(Section):
     # Used when the reranker did not run (disabled, or the query language is not reranked).
     fallback_signal: Literal["dense", "bm25", "fused", "none"] = "dense"
     fallback_threshold: float = 0.0
+    # Reading the question (rag.rerank.evidence_fit), after the score passed: stop when none of the
+    # first read_top candidates states the asked kind of fact (a period for 며칠), or when the best of
+    # them covers less than min_coverage of the question's key terms (same-language pairs only).
+    read_question: bool = True
+    read_top: int = Field(5, ge=1)
+    require_asked_fact: bool = True
+    min_coverage: float = Field(0.0, ge=0, le=1)
 
 
 ABSTENTION_MESSAGES = {
@@ -177,6 +184,8 @@ class GenerationConfig(Section):
     fallback: Literal["extractive", "none"] = "extractive"
     # The extractive default (rag.answer.extractive): units are source sentences/items; see that module.
     extractive_max_sentences: int = Field(3, ge=1)
+    # For a numeric question, a first line with the asked value as the source writes it ("2주일 이내")
+    extractive_answer_line: bool = True
     extractive_min_score: float = Field(0.14, ge=0, le=1)  # abstain when no unit's final score reaches it (kolaw-dev)
     extractive_relative_floor: float = Field(0.6, ge=0, le=1)  # further units need this share of the best score
     extractive_list_items: int = Field(8, ge=0)  # items that follow a chosen unit announcing a list (다음 각 호)
@@ -219,6 +228,10 @@ class ValidationConfig(Section):
     require_quotes: bool = True  # every citation carries a quote found verbatim in its block
     check_claims: bool = True  # each citation's claim must also reach the support threshold
     reject_urls: bool = True  # a URL in the answer, a claim or a quote is a violation
+    # The answer must address the question (rag.answer.addressing): the asked kind of fact, and at
+    # least this weighted share of the question's key terms in the answer and its blocks' headings.
+    check_addresses: bool = True
+    min_question_coverage: float = Field(0.2, ge=0, le=1)
 
 
 class SecurityConfig(Section):

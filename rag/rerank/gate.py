@@ -12,12 +12,13 @@ sits higher for same-language pairs than for an English question over Korean tex
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from rag.config import GateConfig
 from rag.rerank.answerability import AnswerabilityModel
 from rag.rerank.cross_encoder import RerankResult
+from rag.rerank.evidence_fit import EvidenceFit, evidence_fit, explain
 from rag.text.lang import detect_language
 from rag.types import Candidate
 
@@ -26,23 +27,30 @@ NO_CANDIDATES = "no_candidates"
 BELOW_THRESHOLD = "below_threshold"
 TOO_FEW_SUPPORTING = "too_few_supporting"
 NO_VALID_SCORES = "no_valid_scores"
+ASKED_FACT_MISSING = "asked_fact_missing"
+KEY_TERMS_MISSING = "key_terms_missing"
 
 
 @dataclass(frozen=True)
 class GateDecision:
     answer: bool
-    reason: str  # answer | no_candidates | below_threshold | too_few_supporting | no_valid_scores | gate_disabled
+    # answer | no_candidates | below_threshold | too_few_supporting | no_valid_scores | gate_disabled |
+    # asked_fact_missing | key_terms_missing
+    reason: str
     signal: str  # which score decided: probability | dense | bm25 | fused | none
     top_score: float | None
     threshold: float
     supporting: int  # candidates at or above support_threshold
     min_supporting: int
     scores: tuple[float, ...] = ()  # the signal's values, best first (at most 10)
+    fit: EvidenceFit | None = None  # the reading of the question against the best candidates
+    explanation: str = ""  # why, in the question's language, for people
 
     def to_json(self) -> dict:
         return {"answer": self.answer, "reason": self.reason, "signal": self.signal, "top_score": self.top_score,
                 "threshold": self.threshold, "supporting": self.supporting, "min_supporting": self.min_supporting,
-                "scores": list(self.scores)}
+                "scores": list(self.scores), "fit": self.fit.to_json() if self.fit is not None else None,
+                "explanation": self.explanation}
 
 
 def signal_values(signal: str, candidates: Sequence[Candidate], rerank: RerankResult | None = None,
@@ -88,9 +96,37 @@ class Gate:
         self.answerability = answerability
 
     def decide(self, candidates: Sequence[Candidate], rerank: RerankResult | None = None, *,
-               language: str | None = None) -> GateDecision:
+               language: str | None = None, question: str | None = None) -> GateDecision:
         """``language``: the query's (``detect_language``); it picks ``gate.language_thresholds``
-        for the main signal. Without it the reranker's detected language is used, if it ran."""
+        for the main signal. Without it the reranker's detected language is used, if it ran.
+        ``question``: with it (and ``gate.read_question``) a decision the scores passed is also
+        checked against what the question asks (:mod:`rag.rerank.evidence_fit`), and every
+        decision carries an explanation for people."""
+        d = self._decide_scores(candidates, rerank, language=language)
+        if question is None or not self.config.enabled:
+            return d
+        lang = detect_language(question)
+        if not self.config.read_question or not candidates:
+            return replace(d, explanation=explain(d.reason, None, lang, top=d.top_score, threshold=d.threshold))
+        ordered = [c.candidate for c in rerank.candidates] if rerank is not None and rerank.applied else candidates
+        fit = evidence_fit(question, ordered, self.config.read_top)
+        reason = d.reason
+        if d.answer:
+            reason = self._read(fit)
+        return replace(d, answer=reason == ANSWER if d.answer else False, reason=reason, fit=fit,
+                       explanation=explain(reason, fit, lang, top=d.top_score, threshold=d.threshold))
+
+    def _read(self, fit: EvidenceFit) -> str:
+        """The reason the question's reading gives for a decision the scores passed."""
+        cfg = self.config
+        if cfg.require_asked_fact and fit.asked_fact is False:
+            return ASKED_FACT_MISSING
+        if not fit.cross_language and fit.key_terms and fit.coverage < cfg.min_coverage:
+            return KEY_TERMS_MISSING
+        return ANSWER
+
+    def _decide_scores(self, candidates: Sequence[Candidate], rerank: RerankResult | None = None, *,
+                       language: str | None = None) -> GateDecision:
         cfg = self.config
         if not cfg.enabled:
             return GateDecision(True, "gate_disabled", "none", None, float("-inf"), 0, 0)

@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from rag.config import BM25Config
-from rag.errors import missing_dependency
+from rag.errors import DependencyError, missing_dependency
 from rag.text.lang import HANGUL_RUN
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -101,6 +101,19 @@ def _kiwi():
     except ImportError:
         raise missing_dependency("kiwipiepy", "korean", "the korean_kiwi analyzer") from None
     return Kiwi()
+
+
+def korean_morphemes(text: str) -> tuple[tuple[str, str, int, int], ...] | None:
+    """(form, POS tag, start, length) of every morpheme kiwipiepy finds in ``text`` (offsets into
+    ``text``, which should be NFKC already); None when kiwipiepy is not installed (the ``korean``
+    extra), so a caller can fall back to another reading."""
+    try:
+        kiwi = _kiwi()
+    except DependencyError:  # optional here: the caller falls back
+        return None
+    with _kiwi_lock:
+        tokens = kiwi.tokenize(text)
+    return tuple((t.form, t.tag.split("-")[0], t.start, t.len) for t in tokens)
 
 
 class KoreanKiwiAnalyzer:

@@ -1,0 +1,69 @@
+"""Does the answer address the question? The validator's check for every generator.
+
+A cited answer can be true to its source and still answer another question ("How many days a week
+can I work from home?" → "New hires attend a two-day orientation in their first week. [S1]").
+:func:`addressing_violations` reads the question once (:func:`rag.text.question_analysis.analyze_question`)
+and finds, over the answer's sentences (markers removed) and the locators and headings of the
+blocks they cite:
+
+1. **the asked kind of fact** (``does_not_address``): a numeric question (기한, 기간, 금액, 비율,
+   횟수) needs a sentence stating a quantity of that kind, and for a duration of the asked grain
+   (몇 시간 is not answered by "2주일"); a question of several parts needs that for each numeric part;
+2. **the question's key content** (``does_not_address``): the weighted share of the question's key
+   terms found must reach ``validation.min_question_coverage``. Skipped when the question and the
+   cited text are in different languages (an English question about Korean text shares no terms
+   with it), and for a question without key terms.
+
+Both are skipped without a question (``CitationValidator.validate(..., question=None)``).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from rag.answer.contract import Violation
+from rag.context.builder import ContextBlock
+from rag.text.lang import detect_language
+from rag.text.question_analysis import QuestionAnalysis, holds_fact
+from rag.text.sentences import marker_ids, strip_markers
+
+_KIND_WORDS = {
+    "deadline": "a deadline or period", "period": "a period", "amount": "an amount", "ratio": "a rate or ratio",
+    "count": "a number of times, people or years",
+}
+
+
+def _block_context(block: ContextBlock) -> str:
+    return " ".join(x for x in (block.locator, block.section, block.title) if x)
+
+
+def addressing_violations(question: QuestionAnalysis, sentences: Sequence[str],
+                          source_map: Mapping[str, ContextBlock], min_coverage: float) -> list[Violation]:
+    """The ``does_not_address`` violations of an answered payload's ``sentences`` (with their
+    markers) for ``question`` (see the module docstring)."""
+    texts = [strip_markers(s) for s in sentences]
+    cited = [source_map[x] for s in sentences for x in marker_ids(s) if x in source_map]
+    out: list[Violation] = []
+    answer = " ".join(texts)
+    numeric_parts = [p for p in question.parts if p.kind in _KIND_WORDS] or (
+        [question] if question.kind in _KIND_WORDS else [])
+    for p in numeric_parts:
+        if not any(holds_fact(p.kind, p.grain, t) for t in texts):
+            grain = " in hours" if p.grain == "hours" else ""
+            what = f"{_KIND_WORDS[p.kind]}{grain}"
+            part = f" (the part {p.text!r})" if question.parts else ""
+            out.append(Violation("does_not_address", f"the question asks for {what}{part} but no answer sentence "
+                                 "states one; answer with the sentence of the source that states it, or use status "
+                                 "insufficient_evidence"))
+    if not question.key_terms or not cited:
+        return out
+    langs = {detect_language(b.text) for b in cited}
+    if question.language not in langs:
+        return out  # a question in another language than its sources: no shared terms to compare
+    context = answer + " " + " ".join(_block_context(b) for b in cited)
+    cov = question.coverage(context)
+    if cov < min_coverage:
+        missing = ", ".join(repr(t.form) for t in question.missing(context)[:4])
+        out.append(Violation("does_not_address", f"the answer covers {cov:.0%} of what the question is about "
+                             f"(missing: {missing}); answer with the sentences that are about it, or use status "
+                             "insufficient_evidence"))
+    return out

@@ -1,0 +1,110 @@
+"""How well the best candidates fit what the question asks: the gate's reading of the question.
+
+The retrieval scores say the candidates are *near* the question; these say whether they hold what
+it asks (:func:`rag.text.question_analysis.analyze_question` reads the question once):
+
+- ``coverage``: the best weighted share of the question's key terms found in one of the top
+  ``read_top`` candidates (its text with its locator and headings);
+- ``missing``: the key terms none of those candidates holds, heaviest first;
+- ``asked_fact``: whether one of them states the asked kind of fact (a period for 며칠, an amount
+  for 얼마; ``None`` when the question is not numeric), for every numeric part of a several-part
+  question;
+- ``cross_language``: the question's language is not the best candidate's (the lexical readings
+  then say nothing, and the gate does not use them);
+- ``dense_margin`` and ``agree``: the gap between the two best dense cosines, and whether the
+  dense and BM25 retrievers' best candidates are the same (reported, for calibration).
+
+:func:`explain` says in the question's language, in words a user can read, why the gate answered
+or stopped ("질문의 핵심어 '재택근무'가 근거에 없음").
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from rag.text.lang import detect_language
+from rag.text.question_analysis import QuestionAnalysis, analyze_question, holds_fact
+from rag.text.questions import QUANTITY_KINDS
+from rag.types import Candidate
+
+
+@dataclass(frozen=True)
+class EvidenceFit:
+    coverage: float
+    missing: tuple[str, ...]
+    asked_fact: bool | None
+    cross_language: bool
+    key_terms: int
+    kind: str
+    dense_margin: float | None = None
+    agree: bool | None = None
+
+    def to_json(self) -> dict:
+        return {"coverage": round(self.coverage, 4), "missing": list(self.missing), "asked_fact": self.asked_fact,
+                "cross_language": self.cross_language, "key_terms": self.key_terms, "kind": self.kind,
+                "dense_margin": None if self.dense_margin is None else round(self.dense_margin, 6),
+                "agree": self.agree}
+
+
+def _readable(c: Candidate) -> str:
+    ch = c.chunk
+    return " ".join(x for x in (ch.text, ch.locator, ch.title, *ch.heading_path) if x)
+
+
+def _best(candidates: Sequence[Candidate], retriever: str) -> tuple[list[float], str | None]:
+    scored = sorted(((h.score, c.chunk.evidence_id) for c in candidates
+                     if (h := c.hit(retriever)) is not None and math.isfinite(h.score)), reverse=True)
+    return [s for s, _ in scored], (scored[0][1] if scored else None)
+
+
+def evidence_fit(question: str | QuestionAnalysis, candidates: Sequence[Candidate], read_top: int) -> EvidenceFit:
+    """The fit of the first ``read_top`` candidates (in their final order) to ``question``."""
+    asked = question if isinstance(question, QuestionAnalysis) else analyze_question(question)
+    top = list(candidates[:read_top])
+    texts = [_readable(c) for c in top]
+    coverage = max((asked.coverage(t) for t in texts), default=0.0) if asked.key_terms else 1.0
+    joined = " ".join(texts)
+    missing = tuple(t.form for t in asked.missing(joined))
+    kinds = [(p.kind, p.grain) for p in asked.parts if p.kind in QUANTITY_KINDS] or (
+        [(asked.kind, asked.grain)] if asked.numeric else [])
+    asked_fact = all(any(holds_fact(k, g, c.chunk.text) for c in top) for k, g in kinds) if kinds else None
+    cross = bool(top) and detect_language(top[0].chunk.text) not in (asked.language, "other")
+    dense, dense_id = _best(candidates, "dense")
+    _, bm25_id = _best(candidates, "bm25")
+    margin = dense[0] - dense[1] if len(dense) >= 2 else None
+    agree = dense_id == bm25_id if dense_id is not None and bm25_id is not None else None
+    return EvidenceFit(coverage, missing, asked_fact, cross, len(asked.key_terms), asked.kind, margin, agree)
+
+
+_KIND_KO = {"deadline": "기한", "period": "기간", "amount": "금액", "ratio": "비율", "count": "횟수나 수"}
+_KIND_EN = {"deadline": "deadline", "period": "period", "amount": "amount", "ratio": "rate", "count": "number"}
+
+
+def explain(reason: str, fit: EvidenceFit | None, language: str, *, top: float | None = None,
+            threshold: float | None = None) -> str:
+    """Why the gate answered or stopped, in the question's language (Korean, else English)."""
+    ko = language == "ko"
+    terms = ", ".join(f"'{t}'" for t in (fit.missing[:3] if fit else ()))
+    if reason == "key_terms_missing" and fit is not None:
+        return (f"질문의 핵심어 {terms}가 근거에 없음 (핵심어 포함률 {fit.coverage:.0%})" if ko else
+                f"the question's key terms {terms} are not in the evidence (coverage {fit.coverage:.0%})")
+    if reason == "asked_fact_missing" and fit is not None:
+        return (f"질문이 묻는 {_KIND_KO.get(fit.kind, '사실')}을(를) 밝힌 근거가 없음" if ko else
+                f"no evidence states the {_KIND_EN.get(fit.kind, 'fact')} the question asks for")
+    if reason in ("below_threshold", "too_few_supporting") and top is not None and threshold is not None:
+        return (f"가장 관련 있는 근거의 점수 {top:.3f}가 기준 {threshold:.3f}보다 낮음" if ko else
+                f"the best evidence scores {top:.3f}, below the threshold {threshold:.3f}")
+    if reason == "no_candidates":
+        return "검색된 근거가 없음" if ko else "no evidence was found"
+    if reason == "answer":
+        parts = []
+        if top is not None and threshold is not None:
+            parts.append(f"점수 {top:.3f} ≥ 기준 {threshold:.3f}" if ko else f"score {top:.3f} ≥ threshold {threshold:.3f}")
+        if fit is not None and fit.key_terms and not fit.cross_language:
+            parts.append(f"핵심어 포함률 {fit.coverage:.0%}" if ko else f"key-term coverage {fit.coverage:.0%}")
+        if fit is not None and fit.asked_fact:
+            parts.append(f"묻는 {_KIND_KO.get(fit.kind, '사실')}이(가) 근거에 있음" if ko else
+                         f"the asked {_KIND_EN.get(fit.kind, 'fact')} is in the evidence")
+        return ("답변함: " if ko else "answered: ") + "; ".join(parts) if parts else ("답변함" if ko else "answered")
+    return reason

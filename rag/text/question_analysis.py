@@ -1,0 +1,299 @@
+"""One reading of a question, shared by the gate, the extractive generator and the validator.
+
+:func:`analyze_question` returns a :class:`QuestionAnalysis`:
+
+- ``key_terms``: what the question is about. Korean through kiwipiepy when it is installed (the
+  ``korean`` extra): nouns, roots, foreign words and verb or adjective stems of two or more
+  syllables; without it, each Hangul word with its particle or ending stripped. English: stemmed
+  words without stopwords. Never the interrogative (며칠, 얼마, 몇 시간, how many days), the
+  politeness ending, a number the question states, or a generic word (경우, 것, 수, 때, get, need).
+- ``kind``: what it asks for (:func:`rag.text.questions.wanted_fact`), and ``grain``: for a
+  duration, whether hours (몇 시간, how many hours) or days and longer (며칠, 몇 년) are asked
+  ("" when the wording does not say: 얼마 동안, how long).
+- ``parts``: when it asks several things ("하루 몇 시간, 일주일에 몇 시간"), one
+  :class:`QuestionPart` each, with the key terms that qualify that part (하루 / 일주일).
+
+A key term is *found* in a text when its Hangul form occurs in the text with whitespace removed
+(after NFKC), or its English stem is one of the text's stems. :meth:`QuestionAnalysis.coverage`
+is the weighted share of key terms found (nouns and foreign words weigh 1, verb stems and
+one-syllable nouns 0.4); :meth:`QuestionAnalysis.holds_asked_fact` says whether a text states a
+fact of the asked kind (a quantity of the right dimension and grain for the numeric kinds; any text
+for the others, whose form cannot be checked reliably).
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from rag.text.analyzers import EnglishAnalyzer, korean_morphemes
+from rag.text.lang import HANGUL_SYLLABLE_RUN, detect_language
+from rag.text.questions import QUANTITY_KINDS, FactKind, wanted_fact
+
+NOUN_WEIGHT = 1.0
+MINOR_WEIGHT = 0.4  # verb/adjective stems and one-syllable nouns: they say little on their own
+
+# Interrogatives and the asked unit that follows 몇 (a part of the question's form, not its subject).
+_KO_ASK = (r"몇\s*(?:퍼센트|%|프로|분의\s*몇|분의|배|시간|분|일|주일|주|개월|달|년|번|회|명|차례|개|건|곳|층|살|세|원|만\s*원|등급|[가-힣]+)?"
+           r"|며칠|얼마(?:나)?|언제|누가|누구|어디|어느\s*[가-힣]+|무슨\s*[가-힣]+|어떤\s*경우|어떻게")
+_EN_ASK = (r"\bhow\s+(?:many|much|long|often|soon|old)(?:\s+(?:hours?|minutes?|days?|weeks?|months?|years?|times?|"
+           r"people|persons|members))?(?:\s+(?:a|per|each|every)\s+(?:day|week|month|year))?\b|\bwhat\s+(?:percentage|percent|rate|share|fraction|age)\b|\bwhen\b|"
+           r"\bwho(?:m)?\b|\bwhere\b|\bwhich\s+(?:body|office|team|person)\b")
+_ASK = re.compile(f"{_KO_ASK}|{_EN_ASK}", re.IGNORECASE)
+_HOUR_GRAIN = re.compile(r"몇\s*(?:시간|분)|how\s+many\s+(?:hours?|minutes?)", re.IGNORECASE)
+_DAY_GRAIN = re.compile(r"며칠|몇\s*(?:일|주일|주|개월|달|년)|how\s+many\s+(?:days?|weeks?|months?|years?)", re.IGNORECASE)
+
+# Words a question uses that say nothing about its subject.
+_KO_GENERIC = frozenset({
+    "며칠", "얼마", "얼마나", "몇", "무엇", "뭐", "언제", "어디", "누구", "누가", "어떤", "어떻게", "어느", "무슨", "왜", "경우", "때", "것", "수",
+    "등", "정도", "관련", "대하", "알", "궁금", "있", "없", "되", "하", "이", "그", "저", "좀", "제", "저희", "우리", "안", "내", "이내", "까지",
+    "최대", "최소", "이상", "이하", "기준", "하루", "일주일", "주당", "한달", "매일", "매주", "매월", "매년", "연간", "월간", "동안", "기간", "가능", "해당", "받", "주", "나오", "가", "오", "알려주", "말", "건가", "인가", "르",
+})
+_EN_GENERIC = frozenset({
+    "mani", "much", "long", "often", "soon", "old", "get", "need", "allow", "take", "use", "make", "give", "tell",
+    "know", "want", "like", "per", "also", "pleas", "daili", "weekli", "monthli", "annual", "maximum", "minimum", "exact", "actual", "long", "abl", "requir",
+})
+_KIWI_NOUNS = ("NNG", "NNP", "XR", "SL", "SH")
+_KIWI_STEMS = ("VV", "VA")
+_EN = EnglishAnalyzer(stem=True, stopwords=True)
+_KO_SUFFIX = re.compile(r"(?:에서는|에게는|으로는|이라도|에서|에게|으로|까지|부터|이나|에는|에도|이랑|랑|하고|은|는|이|가|을|를|의|에|도|와|과|로|만)$")
+
+
+@dataclass(frozen=True)
+class KeyTerm:
+    """One term of the question's subject. ``form``: as the question has it (a morpheme, or an
+    English stem); ``hangul``: matched by substring in Hangul text, else as an English stem."""
+
+    form: str
+    weight: float
+    hangul: bool
+    start: int = -1  # where it occurs in the question (NFKC), for splitting into parts
+    pieces: tuple[str, ...] = ()  # a compound's nouns of two or more syllables (층간소음: 소음)
+
+
+@dataclass(frozen=True)
+class QuestionPart:
+    """One of several things a question asks: its text, kind, grain and qualifying key terms."""
+
+    text: str
+    kind: FactKind
+    grain: str
+    terms: tuple[KeyTerm, ...]
+
+
+@dataclass(frozen=True)
+class QuestionAnalysis:
+    text: str
+    language: str  # ko | en | other
+    kind: FactKind
+    grain: str  # "hours" | "days" | "" (a duration's asked grain; "" when not a duration or unknown)
+    key_terms: tuple[KeyTerm, ...]
+    parts: tuple[QuestionPart, ...] = ()  # two or more when it asks several things
+
+    @property
+    def numeric(self) -> bool:
+        return self.kind in QUANTITY_KINDS
+
+    def found(self, text: str) -> tuple[KeyTerm, ...]:
+        """The key terms ``text`` contains (see the module docstring)."""
+        return tuple(t for t in self.key_terms if term_found(t, text))
+
+    def missing(self, text: str) -> tuple[KeyTerm, ...]:
+        """The key terms ``text`` lacks, heaviest first (ties: question order)."""
+        miss = [t for t in self.key_terms if not term_found(t, text)]
+        return tuple(sorted(miss, key=lambda t: -t.weight))
+
+    def coverage(self, text: str) -> float:
+        """Weighted share of the key terms ``text`` contains (1.0 for a question without key terms)."""
+        return weighted_coverage(self.key_terms, text)
+
+    def holds_asked_fact(self, text: str) -> bool:
+        """Whether ``text`` states a fact of the asked kind: for a numeric question a quantity of a
+        fitting kind (and, for a duration, of the asked grain); True for the other kinds."""
+        return holds_fact(self.kind, self.grain, text)
+
+
+PIECE_CREDIT = 0.4  # a compound not found whole counts this share of its pieces found
+
+
+def weighted_coverage(terms: tuple[KeyTerm, ...], text: str) -> float:
+    """Weighted share of ``terms`` in ``text``; a compound not found whole counts
+    :data:`PIECE_CREDIT` times the share of its pieces found (최우선변제 in a text with 우선변제)."""
+    total = sum(t.weight for t in terms)
+    if total <= 0:
+        return 1.0
+    return sum(t.weight * term_score(t, text) for t in terms) / total
+
+
+def term_score(term: KeyTerm, text: str) -> float:
+    if term_found(term, text):
+        return 1.0
+    if not term.pieces:
+        return 0.0
+    c = _compact(text)
+    return PIECE_CREDIT * sum(p in c for p in term.pieces) / len(term.pieces)
+
+
+@lru_cache(maxsize=20_000)
+def _compact(text: str) -> str:
+    return "".join(unicodedata.normalize("NFKC", text).lower().split())
+
+
+@lru_cache(maxsize=20_000)
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(_EN(unicodedata.normalize("NFKC", text)))
+
+
+def term_found(term: KeyTerm, text: str) -> bool:
+    if term.hangul:
+        return term.form in _compact(text)
+    return term.form in _stems(text)
+
+
+def holds_fact(kind: str, grain: str, text: str) -> bool:
+    """Whether ``text`` states a quantity that can answer a ``kind`` question of ``grain``
+    (always True for a kind that is not numeric)."""
+    return kind not in QUANTITY_KINDS or fitting_quantities(kind, grain, text) > 0
+
+
+def fitting_quantities(kind: str, grain: str, text: str) -> int:
+    """How many quantities of ``text`` can answer a numeric ``kind`` question of ``grain`` (0 for
+    another kind)."""
+    want = QUANTITY_KINDS.get(kind)
+    if want is None:
+        return 0
+    from rag.text.facts import extract_quantities
+
+    n = 0
+    for q in extract_quantities(text):
+        if q.kind not in want or q.implied:
+            continue
+        if q.kind == "period" and grain == "hours" and q.unit != "second":
+            continue
+        if q.kind == "period" and grain == "days" and q.unit == "second":
+            continue
+        n += 1
+    return n
+
+
+# -- reading ---------------------------------------------------------------------------------
+def _outside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    return not any(lo < end and start < hi for lo, hi in spans)
+
+
+def _korean_terms(q: str, asked: list[tuple[int, int]]) -> list[KeyTerm]:
+    """Key terms of a Korean question: kiwipiepy's content morphemes, or stripped words without it;
+    nothing inside an asked span."""
+    morphs = korean_morphemes(q)
+    out: list[KeyTerm] = []
+    if morphs is None:
+        for m in re.finditer(r"\S+", q):
+            w = re.sub(r"[^가-힣]", "", m.group())
+            w = _KO_SUFFIX.sub("", w) or w
+            if w and w not in _KO_GENERIC and _outside(asked, m.start(), m.end()):
+                out.append(KeyTerm(w, NOUN_WEIGHT if len(w) >= 2 else MINOR_WEIGHT, True, m.start()))
+        return out
+    for form, tag, at, n, pieces in _compounds(q, morphs):
+        if form in _KO_GENERIC or not _outside(asked, at, at + n):
+            continue
+        if tag in ("SL", "SH"):
+            out.extend(KeyTerm(s, NOUN_WEIGHT, False, at) for s in _EN(form) if s not in _EN_GENERIC)
+        elif tag in _KIWI_NOUNS:
+            out.append(KeyTerm(form, NOUN_WEIGHT if len(form) >= 2 else MINOR_WEIGHT, True, at, pieces))
+        elif tag in _KIWI_STEMS and len(form) >= 2:
+            out.append(KeyTerm(form, MINOR_WEIGHT, True, at))
+    return out
+
+
+_NOUNISH = ("NNG", "NNP", "NNB", "XSN", "XPN", "XR")
+
+
+def _compounds(q: str, morphs: tuple[tuple[str, str, int, int], ...]
+               ) -> list[tuple[str, str, int, int, tuple[str, ...]]]:
+    """Morphemes, with the nouns of one whitespace word joined into one compound, from its first
+    noun to its last (층간소음, 명절휴가비, 관용차를 → 관용차): the compound is the question's term,
+    not its parts (the analyzer may cut a compound it does not know wrongly: 층+가+ㄴ+소음). A word
+    whose nouns start with a counter (7개월째) gives no compound."""
+    words: dict[int, list[tuple[str, str, int, int]]] = {}
+    for m in morphs:
+        words.setdefault(len(q[:m[2]].split(" ")) - 1 if m[2] else 0, []).append(m)
+    out: list[tuple[str, str, int, int, tuple[str, ...]]] = []
+    for _, ms in sorted(words.items()):
+        nouns = [m for m in ms if m[1] in _NOUNISH and m[0] not in _KO_GENERIC]
+        if nouns and any(m[1] in ("NNG", "NNP") for m in nouns) and nouns[0][1] != "NNB":
+            lo, hi = nouns[0][2], nouns[-1][2] + nouns[-1][3]
+            pieces = tuple(m[0] for m in ms if m[1] in ("NNG", "NNP") and len(m[0]) >= 2 and lo <= m[2] < hi)
+            out.append((q[lo:hi], "NNG", lo, hi - lo, pieces if len(pieces) > 1 else ()))
+            out.extend((*m, ()) for m in ms if not lo <= m[2] < hi)
+        else:
+            out.extend((*m, ()) for m in ms)
+    return out
+
+
+def _english_terms(q: str, asked: list[tuple[int, int]]) -> list[KeyTerm]:
+    out = []
+    for m in re.finditer(r"[^\W_]+", q):
+        if not _outside(asked, m.start(), m.end()):
+            continue
+        for s in _EN(m.group()):
+            if s not in _EN_GENERIC and not s.isdigit():
+                out.append(KeyTerm(s, NOUN_WEIGHT, False, m.start()))
+    return out
+
+
+def _key_terms(q: str) -> tuple[KeyTerm, ...]:
+    """Key terms in question order, each form once (its first occurrence), the asked spans left out."""
+    asked = [m.span() for m in _ASK.finditer(q)]
+    terms = _korean_terms(q, asked) if HANGUL_SYLLABLE_RUN.search(q) else _english_terms(q, asked)
+    seen: dict[str, KeyTerm] = {}
+    for t in terms:
+        if t.form and t.form not in seen:
+            seen[t.form] = t
+    return tuple(seen.values())
+
+
+def _grain(text: str, kind: str) -> str:
+    if kind not in ("period", "deadline"):
+        return ""
+    if _HOUR_GRAIN.search(text):
+        return "hours"
+    return "days" if _DAY_GRAIN.search(text) else ""
+
+
+_PLACE = re.compile(r"어디|\bwhere\b", re.IGNORECASE)
+
+
+def _part_kind(asked: str, text: str) -> FactKind:
+    """A part's kind: its interrogative's own kind (어디/where ask for a place or body, read as
+    ``who``), else the part text's."""
+    if _PLACE.search(asked):
+        return "who"
+    own = wanted_fact(asked)
+    return own if own != "other" else wanted_fact(text)
+
+
+def _parts(q: str, terms: tuple[KeyTerm, ...]) -> tuple[QuestionPart, ...]:
+    """One part per interrogative when there are two or more; a part runs from the end of the
+    previous interrogative to the end of its own (the last one to the end of the question)."""
+    asks = list(_ASK.finditer(q))
+    if len(asks) < 2:
+        return ()
+    cuts = [0] + [m.end() for m in asks[:-1]] + [len(q)]
+    parts = []
+    for k, m in enumerate(asks):
+        lo, hi = cuts[k], cuts[k + 1]
+        text = q[lo:hi].strip(" ,.?")
+        kind = _part_kind(m.group(), text)
+        own = tuple(t for t in terms if lo <= t.start < hi)
+        parts.append(QuestionPart(text, kind, _grain(m.group(), kind), own))
+    return tuple(parts)
+
+
+@lru_cache(maxsize=4096)
+def analyze_question(question: str) -> QuestionAnalysis:
+    """The reading of ``question`` (see the module docstring)."""
+    q = " ".join(unicodedata.normalize("NFKC", question).split())
+    kind = wanted_fact(q)
+    terms = _key_terms(q)
+    return QuestionAnalysis(q, detect_language(q), kind, _grain(q, kind), terms, _parts(q, terms))
