@@ -1,5 +1,5 @@
-"""``rag eval-retrieval | train-reranker | calibrate | eval-abstention | eval-answers | eval-claims``: offline
-evaluation and training."""
+"""``rag eval-retrieval | train-reranker | calibrate | eval-abstention | eval-answers | eval-claims |
+eval-addressing``: offline evaluation and training."""
 from __future__ import annotations
 
 import json
@@ -127,26 +127,75 @@ def _fmt(v) -> str:
     return f"{v:.4f}" if isinstance(v, float) else str(v)
 
 
+# The rows of the eval-answers tables, in print order.
+ANSWER_TABLE = ("n", "n_answerable", "n_unanswerable", "accuracy_answerable", "answered_when_answerable",
+                "abstained_when_unanswerable", "answered_when_unanswerable", "precision_of_answered",
+                "answer_precision", "answer_precision_correct", "answer_chars_mean", "answer_chars_p50",
+                "answer_sentences_mean", "superseded_cited", "validation_failed")
+
+
+def metrics_table(title: str, metrics, names=ANSWER_TABLE) -> list[str]:
+    """Plain aligned lines: ``title``, then one ``name  value`` line per metric of ``names`` that
+    ``metrics`` has (``-`` for None)."""
+    return [title] + [f"  {name:30}{_fmt(metrics[name]):>10}" for name in names if name in metrics]
+
+
 def cmd_eval_answers(args) -> int:
     from rag.evaluation.faithfulness import eval_answers
 
     cfg = load_cli_config(args)
     progress, bars = progress_bars()
     try:
-        rep = eval_answers(Path(args.dataset), cfg, progress=progress)
+        rep = eval_answers(Path(args.dataset), cfg, progress=progress,
+                           extra_questions=[Path(f) for f in args.questions or ()])
     finally:
         for b in bars.values():
             b.close()
     m = rep.metrics
     print(f"{rep.dataset}: {m['n']} questions ({m['n_answerable']} answerable, {m['n_unanswerable']} unanswerable)"
           f"  config {rep.config_hash}  {rep.seconds:.0f}s")
-    for name in ("accuracy_answerable", "answered_when_answerable", "abstained_when_unanswerable",
-                 "answered_when_unanswerable", "precision_of_answered", "superseded_cited", "validation_failed"):
-        print(f"  {name:30}{_fmt(m[name]):>10}")
-    if rep.by_style:
-        print(f"  {'style':30}{'n':>10}{'correct':>10}")
-        for style, s in rep.by_style.items():
-            print(f"  {style:30}{s['n']:>10}{_fmt(s['accuracy']):>10}")
+    if len(rep.question_files) > 1:
+        print("  questions from " + ", ".join(rep.question_files))
+    print("\n".join(metrics_table("all questions", m)))
+    for style, s in rep.by_style.items():
+        print()
+        print("\n".join(metrics_table(f"style {style} (share correct {_fmt(s['accuracy'])})", s)))
+    if args.json:
+        write_json(Path(args.json), rep.to_json())
+        print(f"wrote {args.json}")
+    return 0
+
+
+def _short(text: str, n: int = 110) -> str:
+    t = " ".join(text.split())
+    return t if len(t) <= n else t[:n - 1] + "…"
+
+
+def cmd_eval_addressing(args) -> int:
+    from rag.evaluation.addressing import eval_addressing
+
+    cfg = load_cli_config(args)
+    rep = eval_addressing(Path(args.dataset), cfg, claims_path=Path(args.claims) if args.claims else None)
+    kinds = dict(rep.blocks.items())
+    print(f"{rep.dataset}: {len(rep.questions)} questions with a gold quote "
+          f"({sum(k == 'paragraph' for k in kinds.values())} paragraph blocks, "
+          f"{sum(k == 'quote' for k in kinds.values())} quote blocks), {len(rep.claims)} paraphrase claims, "
+          f"{len(rep.left_out)} nested pairs left out  (config {rep.config_hash})")
+    print(f"  {'measure':34}{'k/n':>12}{'share':>10}")
+    for name, sh in rep.shares.items():
+        print(f"  {name:34}{f'{sh.k}/{sh.n}':>12}{_fmt(sh.rate):>10}")
+    print("  violation codes (cases reporting each):")
+    for kind, codes in rep.codes.items():
+        print(f"    {kind:12}" + (", ".join(f"{c} {n}" for c, n in codes.items()) or "none"))
+    fails = rep.failures
+    print(f"  failures: {len(fails)}" + (f" (first {args.show})" if len(fails) > args.show else ""))
+    for c in fails[:args.show]:
+        answer = rep.claims[c.answer_from] if c.kind == "paraphrased" else rep.answers[c.answer_from]
+        doc = "" if c.same_doc is None else (" same doc" if c.same_doc else " other doc")
+        print(f"    {c.kind}{doc}: answer of {c.answer_from} for {c.question_id}: "
+              f"{'accepted' if c.accepted else 'rejected'} [{', '.join(c.codes) or 'no violation'}]")
+        print(f"      question: {_short(rep.questions[c.question_id])}")
+        print(f"      answer:   {_short(answer)}")
     if args.json:
         write_json(Path(args.json), rep.to_json())
         print(f"wrote {args.json}")

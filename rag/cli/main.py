@@ -1,6 +1,6 @@
 """Command line: ``rag index | add | delete | search | context | ask | eval-retrieval | train-reranker | calibrate |
-eval-abstention | eval-answers | eval-claims | demo | batch | experiment | compare | models | serve | tools |
-migrate | bench``."""
+eval-abstention | eval-answers | eval-claims | eval-addressing | demo | batch | experiment | compare | models | serve |
+tools | migrate | bench``."""
 from __future__ import annotations
 
 import argparse
@@ -9,8 +9,8 @@ import sys
 
 from rag.cli.answer import cmd_ask, cmd_context, cmd_demo, cmd_search
 from rag.cli.common import DEFAULT_CONFIG
-from rag.cli.evaluate import (cmd_calibrate, cmd_eval_abstention, cmd_eval_answers, cmd_eval_claims, cmd_eval_retrieval,
-                              cmd_train_reranker)
+from rag.cli.evaluate import (cmd_calibrate, cmd_eval_abstention, cmd_eval_addressing, cmd_eval_answers,
+                              cmd_eval_claims, cmd_eval_retrieval, cmd_train_reranker)
 from rag.cli.index import cmd_add, cmd_delete, cmd_index, cmd_migrate
 from rag.errors import RagError
 
@@ -119,7 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("eval-answers", help="index a labelled folder, answer its questions and score the answers")
     s.add_argument("--dataset", required=True, help="folder with corpus.jsonl and questions.jsonl")
     s.add_argument("--config", default=DEFAULT_CONFIG)
-    s.add_argument("--json", default=None, help="write the report (metrics and per-question rows) here")
+    s.add_argument("--questions", action="append", metavar="FILE",
+                   help="more questions (JSONL, same format) answered over the dataset's corpus, after its own "
+                        "(repeatable)")
+    s.add_argument("--json", "--out", dest="json", default=None,
+                   help="write the report (metrics, per-style metrics and per-question rows) here")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     s.set_defaults(func=cmd_eval_answers)
 
@@ -131,6 +135,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", default=None, help="write the report (per-label counts and rows) here")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     s.set_defaults(func=cmd_eval_claims)
+
+    s = sub.add_parser("eval-addressing", help="does the validator reject a gold answer given for another question? "
+                                               "(no index, no retrieval)")
+    s.add_argument("--dataset", required=True, help="folder with corpus.jsonl and questions.jsonl (claims.jsonl "
+                                                    "optional)")
+    s.add_argument("--config", default=DEFAULT_CONFIG, help="the validation section is used")
+    s.add_argument("--claims", default=None, help="claims for the paraphrase cases (default: DATASET/claims.jsonl)")
+    s.add_argument("--show", type=int, default=20, metavar="N", help="failures to print (default 20)")
+    s.add_argument("--out", "--json", dest="json", default=None, help="write the report with every pair here")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    s.set_defaults(func=cmd_eval_addressing)
 
     s = sub.add_parser("demo", help="index the bundled demo corpus and run its questions")
     s.add_argument("--config", default=DEFAULT_CONFIG)

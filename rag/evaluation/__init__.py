@@ -1,5 +1,5 @@
-"""Offline evaluation: retrieval, abstention, answer and claim metrics, config-grid experiments, reports and run
-comparison."""
+"""Offline evaluation: retrieval, abstention, answer, addressing and claim metrics, config-grid experiments,
+reports and run comparison."""
 from rag.evaluation.abstention import (
     CalibrationReport,
     GateRates,
@@ -17,6 +17,10 @@ from rag.evaluation.abstention import (
     signal_aurocs,
     thresholds_from_report,
     write_calibrated_config,
+)
+from rag.evaluation.addressing import (
+    AddressingReport,
+    eval_addressing,
 )
 from rag.evaluation.answers import (
     AnswererFactory,
@@ -101,6 +105,7 @@ from rag.evaluation.runs import (
 )
 
 __all__ = [
+    "AddressingReport",
     "AnswererFactory",
     "AnswersReport",
     "CalibrationReport",
@@ -149,6 +154,7 @@ __all__ = [
     "compare_runs",
     "dedupe_docs",
     "environment",
+    "eval_addressing",
     "eval_answers",
     "eval_claims",
     "evaluate_abstention",

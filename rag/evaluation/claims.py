@@ -101,7 +101,10 @@ def _corpus(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
     return docs
 
 
-def _claims(path: Path) -> list[tuple[int, dict[str, Any]]]:
+def load_claims(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """``(line number, claim object)`` for each line of a claims file, checked (see the module
+    docstring); a missing file, a bad line or an unknown label raises :class:`~rag.errors.DatasetError`."""
+    path = Path(path)
     if not path.is_file():
         raise DatasetError(f"claims file not found: {path}")
     out = []
@@ -127,7 +130,7 @@ def _document(docs: dict[tuple[str, str], dict[str, Any]], doc_id: str, version:
 def eval_claims(claims_path: Path, config: RagConfig, *, corpus_path: Path | None = None) -> ClaimsReport:
     """Run the validator's support check on each labelled claim (see the module docstring)."""
     claims_path = Path(claims_path)
-    claims = _claims(claims_path)
+    claims = load_claims(claims_path)
     if corpus_path is not None:
         if not Path(corpus_path).is_file():
             raise DatasetError(f"corpus file not found: {corpus_path}")

@@ -243,14 +243,14 @@ def test_eval_answers_json_and_table(tmp_path, capsys):
     assert "2 questions (1 answerable, 1 unanswerable)" in printed
     assert "accuracy_answerable" in printed and "precision_of_answered" in printed
     data = json.loads(out.read_text(encoding="utf-8"))
-    assert set(data) == {"dataset", "config_hash", "date", "seconds", "metrics", "by_style", "rows"}
+    assert set(data) == {"dataset", "question_files", "config_hash", "date", "seconds", "metrics", "by_style", "rows"}
     assert {"n", "accuracy_answerable", "abstained_when_unanswerable", "answered_when_unanswerable",
             "precision_of_answered", "superseded_cited", "validation_failed", "answered_when_answerable"} <= set(
         data["metrics"])
     assert data["metrics"]["n"] == 2 and data["dataset"] == str(ds)
     assert [r["id"] for r in data["rows"]] == ["q1", "u1"]
     assert set(data["rows"][0]) == {"id", "answerable", "style", "status", "reason", "answer", "cited", "facts_found",
-                                    "correct", "superseded_cited", "cited_gold_current"}
+                                    "correct", "superseded_cited", "cited_gold_current", "answer_precision", "sentences"}
     assert "style" not in data["rows"][1]
 
 

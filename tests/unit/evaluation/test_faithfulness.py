@@ -9,7 +9,7 @@ import pytest
 
 from rag.config import load_config
 from rag.errors import DatasetError
-from rag.evaluation import faithfulness as fa
+from rag.evaluation import answer_scoring as scoring
 from rag.evaluation.faithfulness import (
     AnswerQuestion,
     AnswerRow,
@@ -91,9 +91,9 @@ def test_fact_normalisation():
 
 
 def test_fact_found_falls_back_when_rag_text_facts_is_missing(monkeypatch):
-    monkeypatch.setattr(fa, "_same_quantities", lambda fact, answer: False)
+    monkeypatch.setattr(scoring, "_same_quantities", lambda fact, answer: False)
     assert not fact_found("165,000,000원", "1억6천500만원")
-    monkeypatch.setattr(fa, "_same_quantities", lambda fact, answer: True)
+    monkeypatch.setattr(scoring, "_same_quantities", lambda fact, answer: True)
     assert fact_found("165,000,000원", "1억6천500만원")
 
 
@@ -164,11 +164,15 @@ def test_answer_metrics_by_hand():
         "abstained_when_unanswerable": round(2 / 3, 6),
         "answered_when_unanswerable": round(1 / 3, 6),
         "precision_of_answered": 0.5,  # 2 correct of 4 answered (r7 answered unanswerable: wrong)
+        "answer_precision": None, "answer_precision_correct": None,  # the rows carry none
+        "answer_chars_mean": 0.0, "answer_chars_p50": 0.0, "answer_sentences_mean": 0.0,  # empty answers
         "superseded_cited": 1,
         "validation_failed": 2,
     }
-    assert style_metrics(rows) == {"multi": {"n": 2, "accuracy": 0.5}, "near-miss": {"n": 2, "accuracy": 0.5},
-                                   "numeric": {"n": 2, "accuracy": 0.5}}
+    by_style = style_metrics(rows)
+    assert list(by_style) == ["multi", "near-miss", "numeric"]
+    assert {k: (v["n"], v["accuracy"]) for k, v in by_style.items()} == {
+        "multi": (2, 0.5), "near-miss": (2, 0.5), "numeric": (2, 0.5)}
 
 
 def test_answer_metrics_nothing_answered_or_empty_groups():
@@ -239,7 +243,8 @@ def test_eval_answers_end_to_end(tmp_path, monkeypatch):
     q2 = by_id["q2"]  # two versions in the corpus: only the newer one is the current one
     assert q2.cited_gold_current == (q2.answered and ("rent", "2026-01-02") in q2.cited)
     out = rep.to_json()
-    assert set(out) == {"dataset", "config_hash", "date", "seconds", "metrics", "by_style", "rows"}
+    assert set(out) == {"dataset", "question_files", "config_hash", "date", "seconds", "metrics", "by_style", "rows"}
+    assert out["question_files"] == [str(root / "questions.jsonl")]
     assert set(out["by_style"]) == {"numeric", "version", "other-law"}
     assert out["rows"][0]["cited"] == [["leave", "2024-01-01"]] and out["rows"][0]["style"] == "numeric"
     json.dumps(out)  # plain JSON
