@@ -10,20 +10,24 @@ blocks they cite:
    횟수) needs a sentence stating a quantity of that kind, and for a duration of the asked grain
    (몇 시간 is not answered by "2주일"); a question of several parts needs that for each numeric part;
 2. **the question's key content** (``does_not_address``): the weighted share of the question's key
-   terms found must reach ``validation.min_question_coverage``. Skipped when the question and the
-   cited text are in different languages (an English question about Korean text shares no terms
-   with it), and for a question without key terms.
+   terms found in one answer sentence (with the locators and headings of the blocks it cites) must
+   reach ``validation.min_question_coverage`` (sentences that each name one term of the question
+   do not add up to an answer), or, when something is shared, where the wording differs
+   (호텔비 in the question, 숙박비 in the law), the embedder's cosine between the question and the
+   answer must reach ``validation.address_min_cosine`` (when a ``similarity`` is given). Skipped
+   when the question and the cited text are in different languages (an English question about
+   Korean text shares no terms with it), and for a question without key terms.
 
 Both are skipped without a question (``CitationValidator.validate(..., question=None)``).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from rag.answer.contract import Violation
 from rag.context.builder import ContextBlock
 from rag.text.lang import detect_language
-from rag.text.question_analysis import QuestionAnalysis, holds_fact
+from rag.text.question_analysis import QuestionAnalysis, holds_fact, states_counter
 from rag.text.sentences import marker_ids, strip_markers
 
 _KIND_WORDS = {
@@ -33,11 +37,18 @@ _KIND_WORDS = {
 
 
 def _block_context(block: ContextBlock) -> str:
-    return " ".join(x for x in (block.locator, block.section, block.title) if x)
+    """What a cited block says about where its sentence sits: its locator and section heading (not
+    the document title, which names the whole law or handbook)."""
+    return " ".join(x for x in (block.locator, block.section) if x)
+
+
+Similarity = Callable[[str, str], float]
+"""(question, answer text) -> the embedder's cosine of the question's query embedding and the answer's."""
 
 
 def addressing_violations(question: QuestionAnalysis, sentences: Sequence[str],
-                          source_map: Mapping[str, ContextBlock], min_coverage: float) -> list[Violation]:
+                          source_map: Mapping[str, ContextBlock], min_coverage: float, *,
+                          similarity: Similarity | None = None, min_cosine: float | None = None) -> list[Violation]:
     """The ``does_not_address`` violations of an answered payload's ``sentences`` (with their
     markers) for ``question`` (see the module docstring)."""
     texts = [strip_markers(s) for s in sentences]
@@ -46,9 +57,13 @@ def addressing_violations(question: QuestionAnalysis, sentences: Sequence[str],
     answer = " ".join(texts)
     numeric_parts = [p for p in question.parts if p.kind in _KIND_WORDS] or (
         [question] if question.kind in _KIND_WORDS else [])
+    if question.counter and not any(states_counter(question.counter, t) for t in texts):
+        out.append(Violation("does_not_address", f"the question asks for a number of {question.counter!r} but no "
+                             "answer sentence states one; answer with the sentence of the source that states it, "
+                             "or use status insufficient_evidence"))
     for p in numeric_parts:
         if not any(holds_fact(p.kind, p.grain, t) for t in texts):
-            grain = " in hours" if p.grain == "hours" else ""
+            grain = {"hours": " in hours", "years": " of a year or more"}.get(p.grain, "")
             what = f"{_KIND_WORDS[p.kind]}{grain}"
             part = f" (the part {p.text!r})" if question.parts else ""
             out.append(Violation("does_not_address", f"the question asks for {what}{part} but no answer sentence "
@@ -59,10 +74,14 @@ def addressing_violations(question: QuestionAnalysis, sentences: Sequence[str],
     langs = {detect_language(b.text) for b in cited}
     if question.language not in langs:
         return out  # a question in another language than its sources: no shared terms to compare
-    context = answer + " " + " ".join(_block_context(b) for b in cited)
-    cov = question.coverage(context)
+    cov = max(question.coverage(t + " " + " ".join(_block_context(source_map[x]) for x in marker_ids(s)
+                                                   if x in source_map))
+              for s, t in zip(sentences, texts))
+    if 0 < cov < min_coverage and similarity is not None and min_cosine is not None \
+            and similarity(question.text, answer) >= min_cosine:
+        return out
     if cov < min_coverage:
-        missing = ", ".join(repr(t.form) for t in question.missing(context)[:4])
+        missing = ", ".join(repr(t.form) for t in question.missing(answer)[:4])
         out.append(Violation("does_not_address", f"the answer covers {cov:.0%} of what the question is about "
                              f"(missing: {missing}); answer with the sentences that are about it, or use status "
                              "insufficient_evidence"))

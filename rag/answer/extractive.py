@@ -226,8 +226,10 @@ class ExtractiveGenerator:
         chosen = self._with_list_items(chosen, units, source_text)
         payload = self._write(asked, chosen, source_text)
         if self.validation.check_addresses:
+            similarity = (lambda q, a: float(self.scorer(q, [a])[0])) if self.scorer is not None else None
             problems = addressing_violations(asked, [s.text for s in answer_sentences(payload.answer)],
-                                             bundle.source_map, self.validation.min_question_coverage)
+                                             bundle.source_map, self.validation.min_question_coverage,
+                                             similarity=similarity, min_cosine=self.validation.address_min_cosine)
             if problems:
                 logger.info("extractive: the best units do not address the question (%s): insufficient evidence",
                             problems[0].message)

@@ -188,6 +188,7 @@ class CheckInput:
     abstention_texts: frozenset[str]  # normalized (rag.text.normalize)
     cosines: Callable[[Sequence[str], Sequence[str]], np.ndarray]  # the embedder's, for the embedding methods
     question: QuestionAnalysis | None = None  # the question the answer is for, when given
+    similarity: Callable[[str, str], float] | None = None  # question vs answer cosine, with an embedder
 
     @cached_property
     def sentences(self) -> tuple[Sentence, ...]:
@@ -400,7 +401,8 @@ def check_addresses(inp: CheckInput) -> CheckOutput:
         return CheckOutput()
     sentences = [s.text for s in inp.sentences]
     return CheckOutput(tuple(addressing_violations(inp.question, sentences, inp.source_map,
-                                                   inp.config.min_question_coverage)))
+                                                   inp.config.min_question_coverage, similarity=inp.similarity,
+                                                   min_cosine=inp.config.address_min_cosine)))
 
 
 # The order the checks run in, and so the order of the violations in a report.
@@ -428,8 +430,8 @@ class CitationValidator:
 
     def __init__(self, config: ValidationConfig | None = None, embedder: Embedder | None = None, *,
                  abstention_texts: Collection[str] = ()) -> None:
-        """``config``: the ``validation`` section. ``embedder`` is needed only for the embedding
-        support methods. ``abstention_texts``: the only non-empty answers an ``insufficient_evidence``
+        """``config``: the ``validation`` section. ``embedder`` is needed for the embedding support
+        methods, and gives the addressing check its cosine (``address_min_cosine``). ``abstention_texts``: the only non-empty answers an ``insufficient_evidence``
         payload may carry (compared after :func:`rag.text.normalize`)."""
         config = config or ValidationConfig()
         if config.support_method != "lexical" and embedder is None:
@@ -444,6 +446,9 @@ class CitationValidator:
         assert self.embedder is not None  # checked in __init__ for every method that embeds
         return cosines(self.embedder, claims, passages)
 
+    def _similarity(self, question: str, answer: str) -> float:
+        return float(self._cosines([question], [answer])[0, 0])
+
     def _decide(self, lex: float, emb: float | None) -> tuple[float, bool]:
         return decide(lex, emb, self.config)
 
@@ -457,7 +462,9 @@ class CitationValidator:
         if isinstance(parsed, Violation):
             return ValidationReport(None, "", None, (parsed,), (), (), (), time.perf_counter() - t0)
         asked = analyze_question(question) if question else None
-        found = run_checks(CheckInput(parsed, source_map, self.config, self.abstention_texts, self._cosines, asked))
+        similarity = self._similarity if self.embedder is not None else None
+        found = run_checks(CheckInput(parsed, source_map, self.config, self.abstention_texts, self._cosines, asked,
+                                      similarity))
         return self._report(parsed, list(found.violations), found.citations, found.sentences, source_map, t0)
 
     def _report(self, payload: AnswerPayload, violations: list[Violation], checks: tuple[CitationCheck, ...],

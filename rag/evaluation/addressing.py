@@ -300,12 +300,15 @@ def _paraphrases(claims_path: Path | None, qs: Sequence[AnswerQuestion]) -> list
 def eval_addressing(dataset_dir: str | Path, config: RagConfig, *, validator: QuestionValidator | None = None,
                     claims_path: str | Path | None = None) -> AddressingReport:
     """Validate matched, mismatched and paraphrased gold answers (see the module docstring) with
-    ``validator`` (by default a :class:`~rag.answer.validation.CitationValidator` on ``config.validation``).
+    ``validator`` (by default the one the pipeline answers with: ``config.validation``, with the
+    embedder when the checks use it).
     ``claims_path``: the claims file for the paraphrases (default: ``claims.jsonl`` in the folder,
     none when it is not there)."""
     data = load_answer_dataset(dataset_dir)
     if validator is None:
-        validator = CitationValidator(config.validation)
+        from rag.pipeline.components import Components
+
+        validator = Components(config).validator
     if claims_path is None and (data.path / CLAIMS_FILE).is_file():
         claims_path = data.path / CLAIMS_FILE
     elif claims_path is not None and not Path(claims_path).is_file():

@@ -224,7 +224,8 @@ class Components:
     def validator(self) -> CitationValidator:
         if self._validator is None:
             v = self.config.validation
-            self._validator = CitationValidator(v, self.embedder if v.support_method != "lexical" else None,
+            needs = v.support_method != "lexical" or (v.check_addresses and v.address_min_cosine is not None)
+            self._validator = CitationValidator(v, self.embedder if needs else None,
                                                 abstention_texts=self.config.generation.abstention_messages.values())
         return self._validator
 

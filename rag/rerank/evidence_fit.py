@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from rag.text.lang import detect_language
-from rag.text.question_analysis import QuestionAnalysis, analyze_question, holds_fact
+from rag.text.question_analysis import QuestionAnalysis, analyze_question, holds_fact, states_counter
 from rag.text.questions import QUANTITY_KINDS
 from rag.types import Candidate
 
@@ -69,6 +69,8 @@ def evidence_fit(question: str | QuestionAnalysis, candidates: Sequence[Candidat
     kinds = [(p.kind, p.grain) for p in asked.parts if p.kind in QUANTITY_KINDS] or (
         [(asked.kind, asked.grain)] if asked.numeric else [])
     asked_fact = all(any(holds_fact(k, g, c.chunk.text) for c in top) for k, g in kinds) if kinds else None
+    if asked.counter:
+        asked_fact = (asked_fact is not False) and any(states_counter(asked.counter, c.chunk.text) for c in top)
     cross = bool(top) and detect_language(top[0].chunk.text) not in (asked.language, "other")
     dense, dense_id = _best(candidates, "dense")
     _, bm25_id = _best(candidates, "bm25")

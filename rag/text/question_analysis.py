@@ -8,8 +8,9 @@
   words without stopwords. Never the interrogative (며칠, 얼마, 몇 시간, how many days), the
   politeness ending, a number the question states, or a generic word (경우, 것, 수, 때, get, need).
 - ``kind``: what it asks for (:func:`rag.text.questions.wanted_fact`), and ``grain``: for a
-  duration, whether hours (몇 시간, how many hours) or days and longer (며칠, 몇 년) are asked
-  ("" when the wording does not say: 얼마 동안, how long).
+  duration, whether hours (몇 시간), days and months (며칠, 몇 개월) or years (몇 년: a period of
+  a year or more) are asked ("" when the wording does not say: 얼마 동안, how long); ``counter``:
+  the counter of 몇 급, 몇 호봉, 몇 층, which the answer's number must carry.
 - ``parts``: when it asks several things ("하루 몇 시간, 일주일에 몇 시간"), one
   :class:`QuestionPart` each, with the key terms that qualify that part (하루 / 일주일).
 
@@ -42,7 +43,11 @@ _EN_ASK = (r"\bhow\s+(?:many|much|long|often|soon|old)(?:\s+(?:hours?|minutes?|d
            r"\bwho(?:m)?\b|\bwhere\b|\bwhich\s+(?:body|office|team|person)\b")
 _ASK = re.compile(f"{_KO_ASK}|{_EN_ASK}", re.IGNORECASE)
 _HOUR_GRAIN = re.compile(r"몇\s*(?:시간|분)|how\s+many\s+(?:hours?|minutes?)", re.IGNORECASE)
-_DAY_GRAIN = re.compile(r"며칠|몇\s*(?:일|주일|주|개월|달|년)|how\s+many\s+(?:days?|weeks?|months?|years?)", re.IGNORECASE)
+_YEAR_GRAIN = re.compile(r"몇\s*년|how\s+many\s+years?", re.IGNORECASE)
+_DAY_GRAIN = re.compile(r"며칠|몇\s*(?:일|주일|주|개월|달)|how\s+many\s+(?:days?|weeks?|months?)", re.IGNORECASE)
+# 몇 + a counter the quantity kinds do not cover (몇 급, 몇 호봉, 몇 층, 몇 데시벨): the answer must
+# write a number with that counter.
+_COUNTER = re.compile(r"몇\s*(급|호봉|등급|층|데시벨|킬로그램|킬로미터|미터|평|제곱미터|학년|차)(?![가-힣])")
 
 # Words a question uses that say nothing about its subject.
 _KO_GENERIC = frozenset({
@@ -52,7 +57,7 @@ _KO_GENERIC = frozenset({
 })
 _EN_GENERIC = frozenset({
     "mani", "much", "long", "often", "soon", "old", "get", "need", "allow", "take", "use", "make", "give", "tell",
-    "know", "want", "like", "per", "also", "pleas", "daili", "weekli", "monthli", "annual", "maximum", "minimum", "exact", "actual", "long", "abl", "requir",
+    "know", "want", "like", "per", "also", "pleas", "ani", "any", "daili", "weekli", "monthli", "annual", "maximum", "minimum", "exact", "actual", "long", "abl", "requir",
 })
 _KIWI_NOUNS = ("NNG", "NNP", "XR", "SL", "SH")
 _KIWI_STEMS = ("VV", "VA")
@@ -90,6 +95,7 @@ class QuestionAnalysis:
     grain: str  # "hours" | "days" | "" (a duration's asked grain; "" when not a duration or unknown)
     key_terms: tuple[KeyTerm, ...]
     parts: tuple[QuestionPart, ...] = ()  # two or more when it asks several things
+    counter: str = ""  # 몇 급 / 몇 호봉 / 몇 층: the counter the answer's number must carry
 
     @property
     def numeric(self) -> bool:
@@ -110,8 +116,9 @@ class QuestionAnalysis:
 
     def holds_asked_fact(self, text: str) -> bool:
         """Whether ``text`` states a fact of the asked kind: for a numeric question a quantity of a
-        fitting kind (and, for a duration, of the asked grain); True for the other kinds."""
-        return holds_fact(self.kind, self.grain, text)
+        fitting kind (and, for a duration, of the asked grain), with the asked counter (몇 급 → 5급)
+        when there is one; True for the other kinds."""
+        return holds_fact(self.kind, self.grain, text) and states_counter(self.counter, text)
 
 
 PIECE_CREDIT = 0.4  # a compound not found whole counts this share of its pieces found
@@ -169,12 +176,28 @@ def fitting_quantities(kind: str, grain: str, text: str) -> int:
     for q in extract_quantities(text):
         if q.kind not in want or q.implied:
             continue
+        if q.kind == "date" and kind != "deadline" and grain:
+            continue  # 며칠 / 몇 년 / 몇 시간 ask for a length of time, not a date
         if q.kind == "period" and grain == "hours" and q.unit != "second":
             continue
-        if q.kind == "period" and grain == "days" and q.unit == "second":
+        if q.kind == "period" and grain in ("days", "years") and q.unit == "second":
+            continue
+        if q.kind == "period" and grain == "years" and not _a_year_or_more(q):
             continue
         n += 1
     return n
+
+
+def _a_year_or_more(q) -> bool:
+    """A period of about a year or more (the answer to 몇 년; 18개월 is, 60일 is not)."""
+    if q.unit == "month":
+        return q.fvalue >= 12
+    return q.unit == "day" and q.fvalue >= 360
+
+
+def states_counter(counter: str, text: str) -> bool:
+    """``text`` writes a number with ``counter`` (5급, 제1급, 3층); True for no counter."""
+    return not counter or re.search(rf"\d\s*{re.escape(counter)}", unicodedata.normalize("NFKC", text)) is not None
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -258,9 +281,13 @@ def _grain(text: str, kind: str) -> str:
         return ""
     if _HOUR_GRAIN.search(text):
         return "hours"
+    if _YEAR_GRAIN.search(text):
+        return "years"
     return "days" if _DAY_GRAIN.search(text) else ""
 
 
+_YES_NO = re.compile(r"(?:수\s*있|해야\s*하|하여야\s*하|되|가능한|필요한|맞)(?:나요|습니까|는지|을까요|나|니|죠)\s*\??\s*$|"
+                     r"^\s*(?:can|could|may|must|should|is|are|do|does|did|will|shall|have)\b", re.IGNORECASE)
 _PLACE = re.compile(r"어디|\bwhere\b", re.IGNORECASE)
 
 
@@ -295,5 +322,8 @@ def analyze_question(question: str) -> QuestionAnalysis:
     """The reading of ``question`` (see the module docstring)."""
     q = " ".join(unicodedata.normalize("NFKC", question).split())
     kind = wanted_fact(q)
+    if kind in QUANTITY_KINDS and not _ASK.search(q) and _YES_NO.search(q):
+        kind = "yesno"  # "가족수당을 각자 받을 수 있나요?": a noun like 수당 does not make it a question of amount
     terms = _key_terms(q)
-    return QuestionAnalysis(q, detect_language(q), kind, _grain(q, kind), terms, _parts(q, terms))
+    counter = m.group(1) if (m := _COUNTER.search(q)) else ""
+    return QuestionAnalysis(q, detect_language(q), kind, _grain(q, kind), terms, _parts(q, terms), counter)
