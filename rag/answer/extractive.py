@@ -391,25 +391,38 @@ def _fit(asked: QuestionAnalysis, text: str, penalty: float) -> float:
 
 
 def answer_spans(asked: QuestionAnalysis, units: Sequence[_Unit]) -> list[tuple[str, str]]:
-    """(value as the source writes it, source id) for the asked fact in ``units``: each quantity of
-    the asked kind and grain with the words that bound it (이내, 이하의 과태료), at most
-    :data:`MAX_SPANS`, each once, in unit order."""
+    """(value as the source writes it, source id) for the asked fact in ``units``, with the words
+    that bound it (이내, 이하의 과태료). A question of several parts: each fitting value, at most
+    :data:`MAX_SPANS`, each once, in unit order. Otherwise one span: the first fitting value, run on
+    to the next fitting values written right after it ("18퍼센트 이상 23.5퍼센트 미만", "하루 전 오후
+    5시까지"), never across a comma or into the next clause."""
     from rag.text.quantities import normalize_facts
 
     kinds = [(p.kind, p.grain) for p in asked.parts if p.kind in QUANTITY_KINDS] or [(asked.kind, asked.grain)]
     out: list[tuple[str, str]] = []
     for u in units:
         text = normalize_facts(u.text)
-        for q in extract_quantities(u.text):
-            if q.implied or not any(holds_fact(k, g, q.text) for k, g in kinds):
-                continue
-            tail = _SPAN_TAIL.match(text[q.end:])
-            span = (q.text + (tail.group() if tail else "")).strip()
+        fitting = [q for q in extract_quantities(u.text)
+                   if not q.implied and any(holds_fact(k, g, q.text) for k, g in kinds)]
+        groups: list[tuple[int, int]] = []
+        for q in fitting:
+            if groups and not asked.parts and _adjacent(text[groups[-1][1]:q.start]):
+                groups[-1] = (groups[-1][0], q.end)
+            elif not groups or asked.parts:
+                groups.append((q.start, q.end))
+        for lo, hi in groups:
+            tail = _SPAN_TAIL.match(text[hi:])
+            span = (text[lo:hi] + (tail.group() if tail else "")).strip()
             if span and span not in (x for x, _ in out) and normalize(span) in normalize(u.text):
                 out.append((span, u.source_id))
-            if len(out) >= MAX_SPANS:
+            if len(out) >= (MAX_SPANS if asked.parts else 1):
                 return out
     return out
+
+
+def _adjacent(gap: str) -> bool:
+    """The text between two values joins them into one (a range, a time of day): short, no comma or stop."""
+    return len(gap) <= 8 and not re.search(r"[,.;:ㆍ·]|및|또는|그리고|\band\b|\bor\b", gap)
 
 
 def _unique(cites: list[CitationItem]) -> list[CitationItem]:

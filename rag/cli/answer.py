@@ -101,6 +101,8 @@ def print_answer(res) -> None:
             g = t.gate
             print(f"  gate: {g.signal} top {g.top_score:.3f} vs threshold {g.threshold:.3f}, "
                   f"{g.supporting} supporting (need {g.min_supporting})")
+        if t is not None and t.gate.explanation and not t.gate.answer:
+            print(f"  why: {t.gate.explanation}")
     for v in res.superseded:
         now = f"version {v.current_version} applies" if v.current_version else "no version is in force"
         print(f"  note: {v.document_id} version {v.version} was also found but is superseded ({now})")
@@ -150,7 +152,9 @@ def cmd_demo(args) -> int:
         else:
             g = res.trace.gate
             why = res.reason
-            if not g.answer and g.top_score is not None:
+            if not g.answer and g.explanation:
+                why += f"; {g.explanation}"
+            elif not g.answer and g.top_score is not None:
                 why += f"; gate: {g.signal} {g.top_score:.3f} < {g.threshold:.3f}"
             print(f"        insufficient evidence ({why})")
         for v in res.superseded:
