@@ -248,6 +248,8 @@ class ExtractiveGenerator:
                 break
             if chosen and asked.numeric and not _holds(asked, u.text):
                 continue
+            if chosen and _DEFINES.search(u.text):
+                continue  # a definition after the answer answers nothing the question asked
             terms = content_terms(u.text)
             if any(_overlap(terms, content_terms(x.text)) >= 0.8 for x in chosen):
                 continue  # near-repeat of a chosen unit
@@ -289,7 +291,7 @@ class ExtractiveGenerator:
             text = ", ".join(t for t, x in spans if x == sid)
             if check_support(text, source_text[sid], self.validation).supported:
                 return f"{text} [{sid}]"
-            spans = spans[:1] if len(spans) > 1 else []
+            spans = spans[:-1]  # fewer values, each with less to misread
         return ""
 
     def _write(self, asked: QuestionAnalysis, chosen: list[_Unit], source_text: dict[str, str]) -> AnswerPayload:
@@ -363,6 +365,7 @@ class ExtractiveGenerator:
         return self.generate(request)
 
 
+_DEFINES = re.compile(r"(?:이란|란|라 함은|이라 함은)\s.*(?:말한다|뜻한다)|\bmeans\b|\bis defined as\b")
 _ABSTAIN = AnswerPayload(status="insufficient_evidence", answer="", citations=())
 # What follows a value in a statute and belongs to it: "2주일 이내", "500만원 이하의 과태료".
 _SPAN_TAIL = re.compile(r"^(?:\s*(?:이내|이하|이상|미만|초과|까지|전까지|이후|부터|전|후|간|동안))?"
@@ -392,30 +395,37 @@ def _fit(asked: QuestionAnalysis, text: str, penalty: float) -> float:
 
 def answer_spans(asked: QuestionAnalysis, units: Sequence[_Unit]) -> list[tuple[str, str]]:
     """(value as the source writes it, source id) for the asked fact in ``units``, with the words
-    that bound it (이내, 이하의 과태료). A question of several parts: each fitting value, at most
-    :data:`MAX_SPANS`, each once, in unit order. Otherwise one span: the first fitting value, run on
-    to the next fitting values written right after it ("18퍼센트 이상 23.5퍼센트 미만", "하루 전 오후
-    5시까지"), never across a comma or into the next clause."""
+    that bound it (이내, 이하의 과태료). Values written right after each other are one span ("1일
+    8시간", "18퍼센트 이상 23.5퍼센트 미만"; never across a comma or into the next clause), kept
+    when it holds a value of the asked kind and grain. A question of several parts: each such span,
+    one per numeric part (at most :data:`MAX_SPANS`), each once, in unit order; otherwise the first."""
     from rag.text.quantities import normalize_facts
 
     kinds = [(p.kind, p.grain) for p in asked.parts if p.kind in QUANTITY_KINDS] or [(asked.kind, asked.grain)]
+    family = set().union(*(QUANTITY_KINDS[k] for k, _ in kinds if k in QUANTITY_KINDS))
+    if not family:
+        return []
     out: list[tuple[str, str]] = []
     for u in units:
         text = normalize_facts(u.text)
-        fitting = [q for q in extract_quantities(u.text)
-                   if not q.implied and any(holds_fact(k, g, q.text) for k, g in kinds)]
-        groups: list[tuple[int, int]] = []
-        for q in fitting:
-            if groups and not asked.parts and _adjacent(text[groups[-1][1]:q.start]):
-                groups[-1] = (groups[-1][0], q.end)
-            elif not groups or asked.parts:
-                groups.append((q.start, q.end))
-        for lo, hi in groups:
+        # values written next to each other are read together ("1일 8시간", "18퍼센트 이상 23.5퍼센트 미만")
+        groups: list[tuple[int, int, bool]] = []  # start, end, holds a fitting value
+        for q in extract_quantities(u.text):
+            if q.implied or q.kind not in family:
+                continue
+            fits = any(holds_fact(k, g, q.text) for k, g in kinds)
+            if groups and _adjacent(text[groups[-1][1]:q.start]):
+                groups[-1] = (groups[-1][0], q.end, groups[-1][2] or fits)
+            else:
+                groups.append((q.start, q.end, fits))
+        for lo, hi, fits in groups:
+            if not fits:
+                continue
             tail = _SPAN_TAIL.match(text[hi:])
             span = (text[lo:hi] + (tail.group() if tail else "")).strip()
             if span and span not in (x for x, _ in out) and normalize(span) in normalize(u.text):
                 out.append((span, u.source_id))
-            if len(out) >= (MAX_SPANS if asked.parts else 1):
+            if len(out) >= (min(MAX_SPANS, len(kinds)) if asked.parts else 1):
                 return out
     return out
 

@@ -79,7 +79,9 @@ def evidence_fit(question: str | QuestionAnalysis, candidates: Sequence[Candidat
     return EvidenceFit(coverage, missing, asked_fact, cross, len(asked.key_terms), asked.kind, margin, agree)
 
 
-_KIND_KO = {"deadline": "기한", "period": "기간", "amount": "금액", "ratio": "비율", "count": "횟수나 수"}
+# the asked kind in Korean, with its object and its subject particle
+_KIND_KO = {"deadline": ("기한을", "기한이"), "period": ("기간을", "기간이"), "amount": ("금액을", "금액이"),
+            "ratio": ("비율을", "비율이"), "count": ("수를", "수가")}
 _KIND_EN = {"deadline": "deadline", "period": "period", "amount": "amount", "ratio": "rate", "count": "number"}
 
 
@@ -92,7 +94,7 @@ def explain(reason: str, fit: EvidenceFit | None, language: str, *, top: float |
         return (f"질문의 핵심어 {terms}가 근거에 없음 (핵심어 포함률 {fit.coverage:.0%})" if ko else
                 f"the question's key terms {terms} are not in the evidence (coverage {fit.coverage:.0%})")
     if reason == "asked_fact_missing" and fit is not None:
-        return (f"질문이 묻는 {_KIND_KO.get(fit.kind, '사실')}을(를) 밝힌 근거가 없음" if ko else
+        return (f"질문이 묻는 {_KIND_KO.get(fit.kind, ('사실을', ''))[0]} 밝힌 근거가 없음" if ko else
                 f"no evidence states the {_KIND_EN.get(fit.kind, 'fact')} the question asks for")
     if reason in ("below_threshold", "too_few_supporting") and top is not None and threshold is not None:
         return (f"가장 관련 있는 근거의 점수 {top:.3f}가 기준 {threshold:.3f}보다 낮음" if ko else
@@ -106,7 +108,7 @@ def explain(reason: str, fit: EvidenceFit | None, language: str, *, top: float |
         if fit is not None and fit.key_terms and not fit.cross_language:
             parts.append(f"핵심어 포함률 {fit.coverage:.0%}" if ko else f"key-term coverage {fit.coverage:.0%}")
         if fit is not None and fit.asked_fact:
-            parts.append(f"묻는 {_KIND_KO.get(fit.kind, '사실')}이(가) 근거에 있음" if ko else
+            parts.append(f"묻는 {_KIND_KO.get(fit.kind, ('', '사실이'))[1]} 근거에 있음" if ko else
                          f"the asked {_KIND_EN.get(fit.kind, 'fact')} is in the evidence")
         return ("답변함: " if ko else "answered: ") + "; ".join(parts) if parts else ("답변함" if ko else "answered")
     return reason
