@@ -4,22 +4,32 @@ question, each cited with itself as the quote.
 1. **Units.** Every block is cut with the project's one segmenter
    (:func:`~rag.text.segment.segment`), so a unit is exactly one sentence, paragraph or item to the
    validator too; a list item is read with its lead sentence. Headings, amendment notes,
-   markup-only lines, URLs and defused injection artifacts are never units.
-2. **What is asked.** :func:`~rag.text.questions.wanted_fact` says which kind of fact the question
-   wants. For a numeric question (기한/기간, 금액, 비율, 횟수) a unit that states no quantity of a
-   fitting kind is multiplied by ``extractive_kind_penalty``.
+   markup-only lines, lines of drawn tables or formulas, URLs and defused injection artifacts are
+   never units.
+2. **What is asked.** The question is read once (:func:`~rag.text.question_analysis.analyze_question`):
+   its kind (기한/기간, 금액, 비율, 횟수 ...), the grain of a duration (몇 시간 / 며칠 / 몇 년), the
+   counter of 몇 급, and its parts ("하루 몇 시간, 일주일에 몇 시간"). For a numeric question a
+   unit that states no fitting value is multiplied by ``extractive_kind_penalty``; for a question
+   of several numeric parts, by the share of parts it answers.
 3. **Scores.** A lexical score (IDF-weighted share of the question's content terms in the unit,
    and in its whole block, which carries the article heading) picks the
    ``extractive_model_candidates`` best units; a model (``scorer``: the embedder's cosine between
    question and unit) then scores those, and the final score mixes both
    (``extractive_model_weight``).
-4. **Abstention.** Nothing reaches ``extractive_min_score``: ``insufficient_evidence`` with an
-   empty answer (the pipeline shows the configured abstention message).
-5. **The validator's own check.** Each chosen unit's answer text passes the same support check
-   (numbers, negation, lexical support) the validator runs, so the generator never proposes what
-   the validator would reject. The answer text is the unit without markup (``**``, escapes,
-   ``<개정 …>`` notes, heading prefixes, enumerators), whitespace collapsed; the quote is the
-   verbatim block text.
+4. **Choice.** The best units above the floors that pass the validator's support check; after the
+   first, a unit of a numeric question must state the asked fact too, and no definition follows
+   (nothing that answers nothing). Each numeric part left unanswered brings the best unit that
+   answers it; a unit announcing a list brings its items.
+5. **Writing.** For a numeric question a short first line with the asked value as the source
+   writes it ("2주일 이내", "1일 8시간, 1주 40시간"; ``extractive_answer_line``), then the units that
+   state it, best first, then the others in source order. The answer text is the unit without
+   markup (``**``, escapes, ``<개정 …>`` notes, heading prefixes, enumerators), whitespace
+   collapsed; the quote is the verbatim block text.
+6. **Abstention.** Nothing reaches ``extractive_min_score``, the best match delegates the value
+   (별표, a decree), or the result would not address the question (the validator's own
+   :mod:`~rag.answer.addressing` check): ``insufficient_evidence`` with an empty answer (the
+   pipeline shows the configured abstention message). So the generator never proposes what the
+   validator would reject.
 """
 from __future__ import annotations
 
@@ -150,6 +160,8 @@ class ExtractiveGenerator:
                     lead = clean_unit(raw)
                 if find_urls(raw) or any(a in raw for a in _HOSTILE_ARTIFACTS):
                     continue  # URLs never reach an answer; defused injections are not answers
+                if _DRAWING.search(raw):
+                    continue  # a line of a drawn table or formula (│월 지급금액 = …│) is not a sentence
                 text = clean_unit(raw)
                 if len(text) < c.extractive_min_chars or not _WORDCHAR.search(text) or len(text) > 1000:
                     continue
@@ -365,6 +377,7 @@ class ExtractiveGenerator:
         return self.generate(request)
 
 
+_DRAWING = re.compile(r"[\u2500-\u257f]|<img\b", re.IGNORECASE)
 _DEFINES = re.compile(r"(?:이란|란|라 함은|이라 함은)\s.*(?:말한다|뜻한다)|\bmeans\b|\bis defined as\b")
 _ABSTAIN = AnswerPayload(status="insufficient_evidence", answer="", citations=())
 # What follows a value in a statute and belongs to it: "2주일 이내", "500만원 이하의 과태료".
@@ -374,10 +387,12 @@ MAX_SPANS = 3
 
 
 def _holds(asked: QuestionAnalysis, text: str) -> bool:
-    """The text states the asked fact, or the fact of one of the question's numeric parts."""
-    if asked.parts:
-        return any(holds_fact(p.kind, p.grain, text) for p in asked.parts)
-    return asked.holds_asked_fact(text)
+    """The text states the asked fact, or the fact of one of the question's numeric parts (a
+    question whose parts ask no number: True)."""
+    numeric = [p for p in asked.parts if p.kind in QUANTITY_KINDS]
+    if asked.parts and numeric:
+        return any(holds_fact(p.kind, p.grain, text) for p in numeric)
+    return asked.holds_asked_fact(text) if not asked.parts else True
 
 
 def _fit(asked: QuestionAnalysis, text: str, penalty: float) -> float:

@@ -132,6 +132,8 @@ def cmd_demo(args) -> int:
     injected document is never cited, its planted claim never answered), ``superseded`` (only the
     current version is cited, the old version's facts never answered) and ``number_changed``
     (the validated answer with one number changed must be rejected with ``number_mismatch``)."""
+    from rag.evaluation.answer_scoring import AnswerRow, gate_aurocs
+    from rag.evaluation.faithfulness import gate_reading
     from rag.index.loaders import _jsonl
 
     p = make_pipeline(args)
@@ -139,9 +141,11 @@ def cmd_demo(args) -> int:
         idx = p.build_index(force=True, progress=bar.update)
     print(f"indexed {len(idx.documents)} documents -> {len(idx)} chunks at {p.index_location}\n")
     qpath = Path(args.questions) if args.questions else p.config.resolve("../data/demo/questions.jsonl")
+    readings = []
     tally = {"answered_ok": 0, "answerable": 0, "abstained_ok": 0, "unanswerable": 0, "checks_ok": 0, "checks": 0}
     for _, q in _jsonl(qpath):
         res = p.answer(q["question"])
+        readings.append((gate_reading(res), q["expected_doc_id"] is not None))
         ok, notes = demo_verdict(p, q, res, tally)
         print(f"[{'ok ' if ok else 'MISS'}] {q['id']} {q['question']}")
         if res.status == "answered":
@@ -164,6 +168,11 @@ def cmd_demo(args) -> int:
     print(f"\nanswered with the expected document cited: {tally['answered_ok']}/{tally['answerable']} answerable "
           f"questions; abstained: {tally['abstained_ok']}/{tally['unanswerable']} unanswerable questions; "
           f"checks passed (poisoned, superseded, number changed): {tally['checks_ok']}/{tally['checks']}")
+    rows = [AnswerRow(str(i), y, "", "", "", (), (), False, False, False, gate=g) for i, (g, y) in enumerate(readings)]
+    aurocs = gate_aurocs(rows)
+    if aurocs:
+        print("gate AUROC (answerable vs not): " + ", ".join(f"{k.removeprefix('gate_auroc_')} {v:.3f}"
+                                                            for k, v in aurocs.items() if v is not None))
     print('one answer in full: rag ask "연차 휴가는 며칠인가요?"   (add --json for the trace)')
     return 0
 

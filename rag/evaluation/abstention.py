@@ -108,6 +108,7 @@ class ScoredQuestion:
     language: str
     candidates: tuple[Candidate, ...]
     rerank: object | None  # RerankResult
+    question: str = ""  # the text: the gate reads it (rag.rerank.evidence_fit)
 
 
 def score_questions(pipeline, items: Sequence[LabelledQuestion],
@@ -140,7 +141,7 @@ def score_questions(pipeline, items: Sequence[LabelledQuestion],
                               RetrieverHit("dense", 0, float(np.dot(qvec[i], pvec[j])))]
         cands = passage_candidates(q, hits)
         rr = reranker.rerank(q.question, cands) if reranker is not None else None
-        out.append(ScoredQuestion(q.qid, q.answerable, detect_language(q.question), cands, rr))
+        out.append(ScoredQuestion(q.qid, q.answerable, detect_language(q.question), cands, rr, q.question))
         if progress:
             progress("score", i + 1, len(items))
     return out
@@ -161,13 +162,35 @@ def _top(sq: ScoredQuestion, signal: str, answerability=None) -> float | None:
     return vals[0] if vals else None
 
 
-def signal_aurocs(scored: Sequence[ScoredQuestion], answerability=None) -> dict[str, float | None]:
+def signal_aurocs(scored: Sequence[ScoredQuestion], answerability=None, gate=None) -> dict[str, float | None]:
+    """AUROC of each score signal's top value; with ``gate`` also of the question's reading:
+    ``key_term_coverage`` (:class:`rag.rerank.evidence_fit.EvidenceFit` ``coverage``) and
+    ``read_<signal>``: the gate's own signal, moved below every value when the reading stops the
+    question (the score and the reading together, as the gate applies them)."""
     out: dict[str, float | None] = {}
-    for sig in SIGNALS:
-        pairs = [(t, sq.answerable) for sq in scored if (t := _top(sq, sig, answerability)) is not None]
+
+    def put(name: str, pairs: list[tuple[float, bool]]) -> None:
         if len(pairs) == len(scored) and pairs:
             a = auroc([t for t, _ in pairs], [y for _, y in pairs])
-            out[sig] = None if math.isnan(a) else round(a, 4)
+            out[name] = None if math.isnan(a) else round(a, 4)
+
+    for sig in SIGNALS:
+        put(sig, [(t, sq.answerable) for sq in scored if (t := _top(sq, sig, answerability)) is not None])
+    if gate is not None and all(sq.question for sq in scored):
+        from rag.rerank.evidence_fit import evidence_fit
+        from rag.rerank.gate import KEY_TERMS_MISSING, ASKED_FACT_MISSING
+
+        fits, read = [], []
+        for sq in scored:
+            ordered = [c.candidate for c in sq.rerank.candidates] if sq.rerank is not None and sq.rerank.applied \
+                else list(sq.candidates)
+            fit = evidence_fit(sq.question, ordered, gate.config.read_top)
+            fits.append((fit.coverage, sq.answerable))
+            d = gate.decide(sq.candidates, sq.rerank, language=sq.language, question=sq.question)
+            top = d.top_score if d.top_score is not None else -math.inf
+            read.append((top - 10.0 if d.reason in (KEY_TERMS_MISSING, ASKED_FACT_MISSING) else top, sq.answerable))
+        put("key_term_coverage", fits)
+        put(f"read_{gate.config.signal}", read)
     return out
 
 
@@ -179,7 +202,8 @@ def evaluate_abstention(pipeline, scored: Sequence[ScoredQuestion], compare: dic
     from collections import Counter
 
     gate = pipeline.gate
-    decisions = [gate.decide(sq.candidates, sq.rerank, language=sq.language) for sq in scored]
+    decisions = [gate.decide(sq.candidates, sq.rerank, language=sq.language, question=sq.question or None)
+                 for sq in scored]
     labels = [sq.answerable for sq in scored]
     tops = [d.top_score if d.top_score is not None else -math.inf for d in decisions]
     used = sorted({(d.signal, d.threshold) for d in decisions})
@@ -190,7 +214,7 @@ def evaluate_abstention(pipeline, scored: Sequence[ScoredQuestion], compare: dic
     reranker = pipeline.reranker
     out.update({
         "signal": used[0][0] if len(used) == 1 else [s for s, _ in used],
-        "signals_auroc": signal_aurocs(scored, gate.answerability),
+        "signals_auroc": signal_aurocs(scored, gate.answerability, gate),
         "reasons": dict(sorted(Counter(d.reason for d in decisions).items())),
         "languages": dict(sorted(Counter(sq.language for sq in scored).items())),
         "reranker": reranker.model_id if reranker is not None else None,
@@ -350,7 +374,8 @@ def evaluate_abstention_run(dataset: DatasetSpec, path: Path, cfg: RagConfig, ca
     scored = cache.scored.get(_scoring_key(cfg), lambda: score_questions(p, items, progress))
     gate = p.gate
     t = time.perf_counter()
-    decisions = [gate.decide(sq.candidates, sq.rerank, language=sq.language) for sq in scored]
+    decisions = [gate.decide(sq.candidates, sq.rerank, language=sq.language, question=sq.question or None)
+                 for sq in scored]
     gate_ms = (time.perf_counter() - t) * 1e3 / max(1, len(scored))
     ev = evaluate_abstention(p, scored)
     labels = [sq.answerable for sq in scored]

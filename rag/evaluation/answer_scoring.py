@@ -14,6 +14,7 @@
 """
 from __future__ import annotations
 
+import math
 import re
 import statistics
 import unicodedata
@@ -107,6 +108,31 @@ def precise_sentences(answer: str, gold: Gold) -> tuple[bool, ...]:
 
 # -- one answer --------------------------------------------------------------------------
 @dataclass(frozen=True)
+class GateReading:
+    """What the gate saw for one question: its signal's top value, the key-term coverage of the best
+    candidates (:class:`rag.rerank.evidence_fit.EvidenceFit`) and whether reading the question
+    stopped it (``asked_fact_missing`` / ``key_terms_missing``)."""
+
+    score: float | None
+    coverage: float | None
+    stopped_by_reading: bool
+
+    @property
+    def read_score(self) -> float | None:
+        """The score as the gate applies it with the reading: moved below every score when the
+        reading stopped the question."""
+        if self.score is None:
+            return None
+        return self.score - READ_STOP_SHIFT if self.stopped_by_reading else self.score
+
+    def to_json(self) -> dict:
+        return {"score": self.score, "coverage": self.coverage, "stopped_by_reading": self.stopped_by_reading}
+
+
+READ_STOP_SHIFT = 10.0  # larger than the spread of any gate signal (cosines, probabilities)
+
+
+@dataclass(frozen=True)
 class AnswerRow:
     """One question's outcome. ``correct``: answerable: answered, every fact found and the gold
     document's current version cited; unanswerable: abstained. ``superseded_cited``: answered and
@@ -128,6 +154,7 @@ class AnswerRow:
     style: str | None = None
     answer_precision: float | None = None
     sentences: int = 0
+    gate: GateReading | None = None
 
     @property
     def answered(self) -> bool:
@@ -143,20 +170,23 @@ class AnswerRow:
                     "cited_gold_current": self.cited_gold_current,
                     "answer_precision": None if self.answer_precision is None else round(self.answer_precision, 6),
                     "sentences": self.sentences})
+        if self.gate is not None:
+            out["gate"] = self.gate.to_json()
         return out
 
 
 def score_answer(q: AnswerQuestion, status: str, answer: str, cited: Iterable[tuple[str, str]],
-                 latest: Mapping[str, str], reason: str = "") -> AnswerRow:
+                 latest: Mapping[str, str], reason: str = "", gate: GateReading | None = None) -> AnswerRow:
     """Score one answer (``status`` ``answered`` or not, its text and the ``(document id, version)``
-    pairs it cites) against ``q`` and the current versions ``latest``."""
+    pairs it cites) against ``q`` and the current versions ``latest``; ``gate``: what the gate saw,
+    kept on the row for the gate's AUROC."""
     cites = tuple(sorted(set(cited)))
     answered = status == "answered"
     n_sent = len(answer_sentences(answer)) if answered else 0
     stale = answered and any(doc in latest and ver != latest[doc] for doc, ver in cites)
     if q.gold is None:
         return AnswerRow(q.id, False, status, reason, answer, cites, (), not answered, stale, False, q.style,
-                         None, n_sent)
+                         None, n_sent, gate)
     g = q.gold
     found = tuple(answered and fact_found(f, answer) for f in g.answer_facts)
     gold_current = answered and (g.doc_id, latest.get(g.doc_id)) in cites
@@ -165,7 +195,7 @@ def score_answer(q: AnswerQuestion, status: str, answer: str, cited: Iterable[tu
     flags = precise_sentences(answer, g) if answered else ()
     precision = sum(flags) / len(flags) if flags else None
     return AnswerRow(q.id, True, status, reason, answer, cites, found, answered and all(found) and gold_current,
-                     stale, gold_current, q.style, precision, n_sent)
+                     stale, gold_current, q.style, precision, n_sent, gate)
 
 
 # -- metrics -----------------------------------------------------------------------------
@@ -197,7 +227,8 @@ def answer_metrics(rows: Sequence[AnswerRow]) -> dict[str, float | int | None]:
       answered rows; ``answer_sentences_mean``: their mean sentence count;
     - ``superseded_cited``: answered questions citing a non-current version (or giving the
       superseded answer), a count;
-    - ``validation_failed``: questions with reason ``validation_failed``, a count."""
+    - ``validation_failed``: questions with reason ``validation_failed``, a count;
+    - ``gate_auroc_score``, ``gate_auroc_coverage``, ``gate_auroc_read``: :func:`gate_aurocs`."""
     ans = [r for r in rows if r.answerable]
     una = [r for r in rows if not r.answerable]
     answered = [r for r in rows if r.answered]
@@ -221,7 +252,27 @@ def answer_metrics(rows: Sequence[AnswerRow]) -> dict[str, float | int | None]:
         "answer_sentences_mean": _mean([r.sentences for r in answered]),
         "superseded_cited": sum(r.superseded_cited for r in answered),
         "validation_failed": sum(r.reason == "validation_failed" for r in rows),
+        **gate_aurocs(rows),
     }
+
+
+def gate_aurocs(rows: Sequence[AnswerRow]) -> dict[str, float | None]:
+    """AUROC of answerable against unanswerable questions for the gate's signal (``gate_auroc_score``),
+    the key-term coverage of its best candidates (``gate_auroc_coverage``) and the signal with the
+    reading applied (``gate_auroc_read``); left out unless every row has the gate's reading and
+    both labels occur."""
+    from rag.evaluation.metrics import auroc
+
+    labels = [r.answerable for r in rows]
+    if not rows or any(r.gate is None for r in rows) or all(labels) or not any(labels):
+        return {}
+    out: dict[str, float | None] = {}
+    for name, vals in (("score", [r.gate.score for r in rows]), ("coverage", [r.gate.coverage for r in rows]),
+                       ("read", [r.gate.read_score for r in rows])):
+        if all(v is not None for v in vals):
+            a = auroc(vals, labels)
+            out[f"gate_auroc_{name}"] = None if math.isnan(a) else round(a, 4)
+    return out
 
 
 def style_metrics(rows: Sequence[AnswerRow]) -> dict[str, dict[str, float | int | None]]:

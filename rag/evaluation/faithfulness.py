@@ -23,8 +23,8 @@ from types import MappingProxyType
 from rag.config import RagConfig
 from rag.evaluation.answer_dataset import (CORPUS_FILE, QUESTIONS_FILE, AnswerDataset, AnswerQuestion, Gold,
                                            load_answer_dataset)
-from rag.evaluation.answer_scoring import (AnswerRow, answer_metrics, fact_found, normalize_fact_text, score_answer,
-                                           style_metrics)
+from rag.evaluation.answer_scoring import (AnswerRow, GateReading, answer_metrics, fact_found, normalize_fact_text,
+                                           score_answer, style_metrics)
 from rag.pipeline import Pipeline
 
 __all__ = ["CORPUS_FILE", "QUESTIONS_FILE", "AnswerDataset", "AnswerQuestion", "AnswerRow", "AnswersReport", "Gold",
@@ -69,6 +69,15 @@ class AnswersReport:
         }
 
 
+def gate_reading(result) -> GateReading | None:
+    """What the gate saw for one answered or abstained question (None without a trace)."""
+    g = result.trace.gate if result.trace is not None else None
+    if g is None:
+        return None
+    return GateReading(g.top_score, g.fit.coverage if g.fit is not None else None,
+                       g.reason in ("asked_fact_missing", "key_terms_missing"))
+
+
 def eval_answers(dataset_dir: Path, config: RagConfig, *, progress: Progress | None = None,
                  extra_questions: Iterable[str | Path] = ()) -> AnswersReport:
     """Index ``dataset_dir/corpus.jsonl`` into a temporary folder (removed afterwards), answer every
@@ -90,7 +99,7 @@ def eval_answers(dataset_dir: Path, config: RagConfig, *, progress: Progress | N
         for i, q in enumerate(data.questions):
             r = p.answer(q.question)
             cited = [(c.document_id, c.document_version) for c in r.citations]
-            rows.append(score_answer(q, r.status, r.answer, cited, data.latest, r.reason))
+            rows.append(score_answer(q, r.status, r.answer, cited, data.latest, r.reason, gate_reading(r)))
             if progress:
                 progress("answer", i + 1, len(data.questions))
     date = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")

@@ -250,7 +250,8 @@ def test_eval_answers_json_and_table(tmp_path, capsys):
     assert data["metrics"]["n"] == 2 and data["dataset"] == str(ds)
     assert [r["id"] for r in data["rows"]] == ["q1", "u1"]
     assert set(data["rows"][0]) == {"id", "answerable", "style", "status", "reason", "answer", "cited", "facts_found",
-                                    "correct", "superseded_cited", "cited_gold_current", "answer_precision", "sentences"}
+                                    "correct", "superseded_cited", "cited_gold_current", "answer_precision", "sentences",
+                                    "gate"}
     assert "style" not in data["rows"][1]
 
 

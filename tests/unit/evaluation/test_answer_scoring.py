@@ -101,3 +101,20 @@ def test_style_metrics_report_every_metric_per_style():
             num["answer_precision"]) == (2, 0.0, 0.5, 0.0, 0.0)
     assert by_style["version"]["answer_precision"] == 1.0 and by_style["version"]["accuracy_answerable"] == 1.0
     assert by_style["near-miss"]["abstained_when_unanswerable"] == 1.0 and by_style["near-miss"]["accuracy"] == 1.0
+
+
+def test_gate_aurocs_rank_the_signal_the_coverage_and_the_signal_with_the_reading():
+    from rag.evaluation.answer_scoring import AnswerRow, GateReading, gate_aurocs
+
+    def row(i, answerable, score, coverage, stopped=False):
+        return AnswerRow(f"q{i}", answerable, "", "", "", (), (), False, False, False,
+                         gate=GateReading(score, coverage, stopped))
+
+    rows = [row(0, True, 0.90, 0.8), row(1, True, 0.85, 0.6), row(2, False, 0.95, 0.1, stopped=True),
+            row(3, False, 0.80, 0.2)]
+    a = gate_aurocs(rows)
+    assert a["gate_auroc_score"] == 0.5  # the unanswerable 0.95 outranks both answerable ones
+    assert a["gate_auroc_coverage"] == 1.0
+    assert a["gate_auroc_read"] == 1.0  # the reading moves the 0.95 below every score
+    assert gate_aurocs(rows[:2]) == {}  # one label only
+    assert gate_aurocs([*rows, AnswerRow("x", True, "", "", "", (), (), False, False, False)]) == {}

@@ -175,7 +175,7 @@ def test_a_folder_of_another_experiment_is_refused_without_force(tmp_path):
 # --------------------------------------------------------------------------- abstention runs
 def test_threshold_sweep_scores_once_and_coverage_falls_as_the_threshold_rises(tmp_path):
     p = experiment_file(tmp_path, dataset={"kind": "abstention", "path": str(TINY_ABST)},
-                        overrides={"gate.fallback_signal": "bm25"},
+                        overrides={"gate.fallback_signal": "bm25", "gate.read_question": False},  # the score alone
                         grid={"gate.fallback_threshold": [-1.0, 0.5, 2.0, 1000.0]})
     runner = ExperimentRunner(load_experiment(p), tmp_path / "runs")
     res = runner.run()
