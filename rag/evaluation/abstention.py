@@ -12,7 +12,7 @@ import json
 import logging
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -139,7 +139,10 @@ def score_questions(pipeline, items: Sequence[LabelledQuestion],
             j = pos[ps.docid]
             hits[ps.docid] = [RetrieverHit("bm25", 0, float(bscores[j])),
                               RetrieverHit("dense", 0, float(np.dot(qvec[i], pvec[j])))]
+        # in the order retrieval would give them (the dense cosine), so the gate reads the best first
         cands = passage_candidates(q, hits)
+        cands = tuple(replace(c, rank=k + 1) for k, c in enumerate(sorted(
+            cands, key=lambda c: (-(c.hit("dense").score if c.hit("dense") else -math.inf), c.rank))))
         rr = reranker.rerank(q.question, cands) if reranker is not None else None
         out.append(ScoredQuestion(q.qid, q.answerable, detect_language(q.question), cands, rr, q.question))
         if progress:

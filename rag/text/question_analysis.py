@@ -47,7 +47,7 @@ _YEAR_GRAIN = re.compile(r"몇\s*년|how\s+many\s+years?", re.IGNORECASE)
 _DAY_GRAIN = re.compile(r"며칠|몇\s*(?:일|주일|주|개월|달)|how\s+many\s+(?:days?|weeks?|months?)", re.IGNORECASE)
 # 몇 + a counter the quantity kinds do not cover (몇 급, 몇 호봉, 몇 층, 몇 데시벨): the answer must
 # write a number with that counter.
-_COUNTER = re.compile(r"몇\s*(급|호봉|등급|층|데시벨|킬로그램|킬로미터|미터|평|제곱미터|학년|차)(?![가-힣])")
+_COUNTER = re.compile(r"몇\s*(급|호봉|등급|층|데시벨|킬로그램|킬로미터|미터|평|제곱미터|학년|차)(?=부터|까지|이상|이하|이|은|는|을|를|에|인|의|짜리|[^가-힣]|$)")
 
 # Words a question uses that say nothing about its subject.
 _KO_GENERIC = frozenset({
@@ -223,6 +223,7 @@ def _korean_terms(q: str, asked: list[tuple[int, int]]) -> list[KeyTerm]:
         if tag in ("SL", "SH"):
             out.extend(KeyTerm(s, NOUN_WEIGHT, False, at) for s in _EN(form) if s not in _EN_GENERIC)
         elif tag in _KIWI_NOUNS:
+            form = "".join(form.split())  # a proper noun the analyzer read across a space (비잔티움 제국)
             out.append(KeyTerm(form, NOUN_WEIGHT if len(form) >= 2 else MINOR_WEIGHT, True, at, pieces))
         elif tag in _KIWI_STEMS and len(form) >= 2:
             out.append(KeyTerm(form, MINOR_WEIGHT, True, at))
@@ -247,7 +248,8 @@ def _compounds(q: str, morphs: tuple[tuple[str, str, int, int], ...]
         if nouns and any(m[1] in ("NNG", "NNP") for m in nouns) and nouns[0][1] != "NNB":
             lo, hi = nouns[0][2], nouns[-1][2] + nouns[-1][3]
             pieces = tuple(m[0] for m in ms if m[1] in ("NNG", "NNP") and len(m[0]) >= 2 and lo <= m[2] < hi)
-            out.append((q[lo:hi], "NNG", lo, hi - lo, pieces if len(pieces) > 1 else ()))
+            form = _KO_SUFFIX.sub("", "".join(q[lo:hi].split())) if hi - lo > 2 else q[lo:hi]
+            out.append((form or q[lo:hi], "NNG", lo, hi - lo, pieces if len(pieces) > 1 else ()))
             out.extend((*m, ()) for m in ms if not lo <= m[2] < hi)
         else:
             out.extend((*m, ()) for m in ms)

@@ -35,7 +35,7 @@ QUANTITY_KINDS: dict[str, frozenset[str]] = {
 }
 
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(p, re.IGNORECASE)) for k, p in (
-    ("deadline", r"언제\s*까지|며칠\s*(?:이내|안에|내에|전까지|전에)|몇\s*(?:일|주|개월|달|년)\s*(?:이내|안에|내에|전까지|전에)|"
+    ("deadline", r"언제\s*까지|며칠\s*(?:이내|안에|내에|전까지|전에)|몇\s*(?:일|주|개월|달|년|시간)\s*(?:이내|안에|내에|전까지|전에)|"
                  r"기한|마감|by when|deadline|within how (?:many|long)|how (?:soon|quickly)"),
     ("ratio", r"몇\s*(?:퍼센트|%|프로)|비율|몇\s*분의|몇\s*배|지급률|요율|\bpercent(?:age)?\b|\bratio\b|\brate\b|"
               r"what (?:share|fraction|proportion)|how many times (?:more|higher|larger)"),
