@@ -10,10 +10,7 @@ import json
 import pytest
 
 from rag.answer import ExtractiveGenerator
-from rag.config import load_config
 from rag.context import messages_sha256
-from rag.pipeline import Pipeline
-from tests.conftest import write_config
 from tests.fakes import ScriptedGenerator
 
 Q = "연차 휴가는 며칠인가요?"
@@ -24,19 +21,7 @@ LLM = {"generation.backend": "openai", "generation.model": "fake-model", "genera
        "generation.max_attempts": 2}
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("fallback")
-    p = Pipeline(load_config(write_config(tmp, gate={"fallback_threshold": -1.0})))
-    p.build_index()
-    return p
-
-
-def derived(p: Pipeline, generator=None, **overrides) -> Pipeline:
-    return Pipeline(p.config.with_overrides(overrides), embedder=p.embedder, index=p.index, generator=generator)
-
-
-def test_components_build_the_fallback_only_where_it_applies(built):
+def test_components_build_the_fallback_only_where_it_applies(built, derived):
     llm = derived(built, **LLM).components
     fb = llm.fallback_generator
     assert isinstance(fb, ExtractiveGenerator) and fb is llm.fallback_generator  # built once
@@ -49,7 +34,7 @@ def test_components_build_the_fallback_only_where_it_applies(built):
     assert derived(built, **LLM, **{"generation.on_failure": "error"}).components.fallback_generator is None
 
 
-def test_an_llm_that_keeps_failing_is_replaced_by_the_extractive_answer(built):
+def test_an_llm_that_keeps_failing_is_replaced_by_the_extractive_answer(built, derived):
     llm = ScriptedGenerator(UNKNOWN, "not json", name="openai:fake-model")
     res = derived(built, llm, **LLM).answer(Q)
     assert (res.status, res.reason) == ("answered", "validated_fallback"), res.trace.attempts
@@ -63,20 +48,20 @@ def test_an_llm_that_keeps_failing_is_replaced_by_the_extractive_answer(built):
     assert t["citation_checks"] and all(c["supported"] for c in t["citation_checks"])  # the fallback's report
 
 
-def test_fallback_none_abstains_as_before(built):
+def test_fallback_none_abstains_as_before(built, derived):
     res = derived(built, ScriptedGenerator(UNKNOWN), **LLM, **{"generation.fallback": "none"}).answer(Q)
     assert (res.status, res.reason, res.citations) == ("insufficient_evidence", "validation_failed", ())
     assert len(res.trace.attempts) == 2 and res.answer == built.config.generation.abstention_messages["ko"]
 
 
-def test_the_async_path_falls_back_too(built):
+def test_the_async_path_falls_back_too(built, derived):
     p = derived(built, ScriptedGenerator(UNKNOWN), **LLM)
     a = asyncio.run(p.aanswer(Q))
     assert (a.status, a.reason) == ("answered", "validated_fallback")
     assert a.trace.attempts[-1].generator == "extractive+model"
 
 
-def test_the_trace_carries_the_prompt_hash_and_each_request_hash(built):
+def test_the_trace_carries_the_prompt_hash_and_each_request_hash(built, derived):
     llm = ScriptedGenerator(UNKNOWN, name="openai:fake-model")
     p = derived(built, llm, **LLM)
     res = p.answer(Q)

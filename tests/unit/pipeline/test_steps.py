@@ -7,23 +7,9 @@ import dataclasses
 
 import pytest
 
-from rag.config import load_config
 from rag.pipeline import STEPS, Answered, Gated, Pipeline, Searched, State, Step
 from rag.pipeline.components import Components
-from tests.conftest import write_config
 from tests.fakes import RecordingGenerator
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("steps")
-    p = Pipeline(load_config(write_config(tmp, gate={"fallback_threshold": -1.0})))
-    p.build_index()
-    return p
-
-
-def derived(p: Pipeline, generator=None, **overrides) -> Pipeline:
-    return Pipeline(p.config.with_overrides(overrides), embedder=p.embedder, index=p.index, generator=generator)
 
 
 def test_the_request_path_is_written_once():
@@ -43,7 +29,7 @@ def test_sync_and_async_run_the_same_steps(built):
     assert a.trace.to_json()["steps"][0]["name"] == "search"
 
 
-def test_a_closed_gate_stops_before_the_generator_in_every_mode(built):
+def test_a_closed_gate_stops_before_the_generator_in_every_mode(built, derived):
     rec = RecordingGenerator(fail_if_called=True)
     closed = derived(built, rec, **{"gate.fallback_threshold": 1.5})
     res = closed.answer("연차 휴가는 며칠인가요?")
@@ -57,7 +43,7 @@ def test_a_closed_gate_stops_before_the_generator_in_every_mode(built):
     assert [type(e) for e in got] == [Searched, Gated, Answered] and rec.requests == []
 
 
-def test_astream_yields_the_answer_only_after_validation(built):
+def test_astream_yields_the_answer_only_after_validation(built, derived):
     """A reply that fails validation never travels: events before the end carry no answer text."""
     from tests.unit.pipeline.test_pipeline import _Scripted
 
