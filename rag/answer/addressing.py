@@ -8,13 +8,15 @@ blocks they cite:
 
 1. **the asked kind of fact** (``does_not_address``): a numeric question (기한, 기간, 금액, 비율,
    횟수) needs a sentence stating a quantity of that kind, and for a duration of the asked grain
-   (몇 시간 is not answered by "2주일"); a question of several parts needs that for each numeric part;
+   (몇 시간 is not answered by "2주일"); 몇 급 / 몇 호봉 a number with that counter; a question of
+   several parts needs that for each numeric part;
 2. **the question's key content** (``does_not_address``): the weighted share of the question's key
    terms found in one answer sentence (with the locators and headings of the blocks it cites) must
    reach ``validation.min_question_coverage`` (sentences that each name one term of the question
-   do not add up to an answer), or, when something is shared, where the wording differs
-   (호텔비 in the question, 숙박비 in the law), the embedder's cosine between the question and the
-   answer must reach ``validation.address_min_cosine`` (when a ``similarity`` is given). Skipped
+   do not add up to an answer). Where the wording differs (호텔비 in the question, 숙박비 in the
+   law) but the sentence shares something with the question (coverage above 0), the embedder's
+   cosine between the question and the answer reaching ``validation.address_min_cosine`` is
+   enough (when a ``similarity`` is given). Skipped
    when the question and the cited text are in different languages (an English question about
    Korean text shares no terms with it), and for a question without key terms.
 
