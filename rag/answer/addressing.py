@@ -57,13 +57,11 @@ def addressing_violations(question: QuestionAnalysis, sentences: Sequence[str],
     cited = [source_map[x] for s in sentences for x in marker_ids(s) if x in source_map]
     out: list[Violation] = []
     answer = " ".join(texts)
-    numeric_parts = [p for p in question.parts if p.kind in _KIND_WORDS] or (
-        [question] if question.kind in _KIND_WORDS else [])
     if question.counter and not any(states_counter(question.counter, t) for t in texts):
         out.append(Violation("does_not_address", f"the question asks for a number of {question.counter!r} but no "
                              "answer sentence states one; answer with the sentence of the source that states it, "
                              "or use status insufficient_evidence"))
-    for p in numeric_parts:
+    for p in question.asked_numbers:
         if not any(holds_fact(p.kind, p.grain, t) for t in texts):
             grain = {"hours": " in hours", "years": " of a year or more"}.get(p.grain, "")
             what = f"{_KIND_WORDS[p.kind]}{grain}"

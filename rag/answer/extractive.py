@@ -280,8 +280,8 @@ class ExtractiveGenerator:
         (and passes the support check) is added. A part nothing answers is left to the
         addressing check, which abstains."""
         out = list(chosen)
-        for part in asked.parts:
-            if part.kind not in QUANTITY_KINDS or any(holds_fact(part.kind, part.grain, u.text) for u in out):
+        for part in asked.numeric_parts:
+            if any(holds_fact(part.kind, part.grain, u.text) for u in out):
                 continue
             for u in ranked:
                 if u.score < self.config.extractive_min_score:
@@ -389,9 +389,8 @@ MAX_SPANS = 3
 def _holds(asked: QuestionAnalysis, text: str) -> bool:
     """The text states the asked fact, or the fact of one of the question's numeric parts (a
     question whose parts ask no number: True)."""
-    numeric = [p for p in asked.parts if p.kind in QUANTITY_KINDS]
-    if asked.parts and numeric:
-        return any(holds_fact(p.kind, p.grain, text) for p in numeric)
+    if asked.numeric_parts:
+        return any(holds_fact(p.kind, p.grain, text) for p in asked.numeric_parts)
     return asked.holds_asked_fact(text) if not asked.parts else True
 
 
@@ -399,7 +398,7 @@ def _fit(asked: QuestionAnalysis, text: str, penalty: float) -> float:
     """1 for a unit that states the asked fact, ``penalty`` for one that states none; for a
     question of several numeric parts, in between by the share of parts it can answer (counted
     as fitting values: "1일 8시간, 1주 40시간" answers both "하루 몇 시간" and "일주일에 몇 시간")."""
-    numeric = [p for p in asked.parts if p.kind in QUANTITY_KINDS]
+    numeric = asked.numeric_parts
     if not numeric:
         return 1.0 if _holds(asked, text) else penalty
     n = sum(min(1, fitting_quantities(p.kind, p.grain, text)) for p in numeric)
@@ -416,10 +415,10 @@ def answer_spans(asked: QuestionAnalysis, units: Sequence[_Unit]) -> list[tuple[
     one per numeric part (at most :data:`MAX_SPANS`), each once, in unit order; otherwise the first."""
     from rag.text.quantities import normalize_facts
 
-    kinds = [(p.kind, p.grain) for p in asked.parts if p.kind in QUANTITY_KINDS] or [(asked.kind, asked.grain)]
-    family = set().union(*(QUANTITY_KINDS[k] for k, _ in kinds if k in QUANTITY_KINDS))
-    if not family:
+    kinds = [(p.kind, p.grain) for p in asked.asked_numbers]
+    if not kinds:
         return []
+    family = set().union(*(QUANTITY_KINDS[k] for k, _ in kinds))
     out: list[tuple[str, str]] = []
     for u in units:
         text = normalize_facts(u.text)

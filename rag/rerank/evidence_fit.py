@@ -25,7 +25,6 @@ from typing import Sequence
 
 from rag.text.lang import detect_language
 from rag.text.question_analysis import QuestionAnalysis, analyze_question, holds_fact, states_counter
-from rag.text.questions import QUANTITY_KINDS
 from rag.types import Candidate
 
 
@@ -66,9 +65,8 @@ def evidence_fit(question: str | QuestionAnalysis, candidates: Sequence[Candidat
     coverage = max((asked.coverage(t) for t in texts), default=0.0) if asked.key_terms else 1.0
     joined = " ".join(texts)
     missing = tuple(t.form for t in asked.missing(joined))
-    kinds = [(p.kind, p.grain) for p in asked.parts if p.kind in QUANTITY_KINDS] or (
-        [(asked.kind, asked.grain)] if asked.numeric else [])
-    asked_fact = all(any(holds_fact(k, g, c.chunk.text) for c in top) for k, g in kinds) if kinds else None
+    kinds = asked.asked_numbers
+    asked_fact = all(any(holds_fact(p.kind, p.grain, c.chunk.text) for c in top) for p in kinds) if kinds else None
     if asked.counter:
         asked_fact = (asked_fact is not False) and any(states_counter(asked.counter, c.chunk.text) for c in top)
     cross = bool(top) and detect_language(top[0].chunk.text) not in (asked.language, "other")

@@ -101,6 +101,19 @@ class QuestionAnalysis:
     def numeric(self) -> bool:
         return self.kind in QUANTITY_KINDS
 
+    @property
+    def numeric_parts(self) -> tuple[QuestionPart, ...]:
+        """The parts that ask for a number (기한, 기간, 금액, 비율, 횟수)."""
+        return tuple(p for p in self.parts if p.kind in QUANTITY_KINDS)
+
+    @property
+    def asked_numbers(self) -> tuple[QuestionPart, ...]:
+        """Each number the question asks for: its numeric parts, else the question itself when it
+        is numeric (as one part), else none."""
+        if self.numeric_parts:
+            return self.numeric_parts
+        return (QuestionPart(self.text, self.kind, self.grain, self.key_terms),) if self.numeric else ()
+
     def found(self, text: str) -> tuple[KeyTerm, ...]:
         """The key terms ``text`` contains (see the module docstring)."""
         return tuple(t for t in self.key_terms if term_found(t, text))
