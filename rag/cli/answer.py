@@ -132,7 +132,7 @@ def cmd_demo(args) -> int:
     injected document is never cited, its planted claim never answered), ``superseded`` (only the
     current version is cited, the old version's facts never answered) and ``number_changed``
     (the validated answer with one number changed must be rejected with ``number_mismatch``)."""
-    from rag.evaluation.answer_scoring import AnswerRow, gate_aurocs
+    from rag.evaluation.answer_scoring import reading_aurocs
     from rag.evaluation.faithfulness import gate_reading
     from rag.index.loaders import _jsonl
 
@@ -168,8 +168,8 @@ def cmd_demo(args) -> int:
     print(f"\nanswered with the expected document cited: {tally['answered_ok']}/{tally['answerable']} answerable "
           f"questions; abstained: {tally['abstained_ok']}/{tally['unanswerable']} unanswerable questions; "
           f"checks passed (poisoned, superseded, number changed): {tally['checks_ok']}/{tally['checks']}")
-    rows = [AnswerRow(str(i), y, "", "", "", (), (), False, False, False, gate=g) for i, (g, y) in enumerate(readings)]
-    aurocs = gate_aurocs(rows)
+    aurocs = reading_aurocs([g for g, _ in readings], [y for _, y in readings]) \
+        if all(g is not None for g, _ in readings) else {}
     if aurocs:
         print("gate AUROC (answerable vs not): " + ", ".join(f"{k.removeprefix('gate_auroc_')} {v:.3f}"
                                                             for k, v in aurocs.items() if v is not None))

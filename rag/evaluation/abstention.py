@@ -165,11 +165,15 @@ def _top(sq: ScoredQuestion, signal: str, answerability=None) -> float | None:
     return vals[0] if vals else None
 
 
-def signal_aurocs(scored: Sequence[ScoredQuestion], answerability=None, gate=None) -> dict[str, float | None]:
-    """AUROC of each score signal's top value; with ``gate`` also of the question's reading:
-    ``key_term_coverage`` (:class:`rag.rerank.evidence_fit.EvidenceFit` ``coverage``) and
-    ``read_<signal>``: the gate's own signal, moved below every value when the reading stops the
-    question (the score and the reading together, as the gate applies them)."""
+def signal_aurocs(scored: Sequence[ScoredQuestion], answerability=None, decisions=None,
+                  gate_signal: str = "") -> dict[str, float | None]:
+    """AUROC of each score signal's top value; with the gate's ``decisions`` (one per question, made
+    with the question; ``gate_signal``: its ``gate.signal``) also of the question's reading: ``key_term_coverage``
+    (:class:`rag.rerank.evidence_fit.EvidenceFit` ``coverage``) and ``read_<signal>``: the gate's own
+    signal, moved below every value when the reading stopped the question
+    (:attr:`rag.evaluation.answer_scoring.GateReading.read_score`)."""
+    from rag.evaluation.answer_scoring import GateReading
+
     out: dict[str, float | None] = {}
 
     def put(name: str, pairs: list[tuple[float, bool]]) -> None:
@@ -179,21 +183,11 @@ def signal_aurocs(scored: Sequence[ScoredQuestion], answerability=None, gate=Non
 
     for sig in SIGNALS:
         put(sig, [(t, sq.answerable) for sq in scored if (t := _top(sq, sig, answerability)) is not None])
-    if gate is not None and all(sq.question for sq in scored):
-        from rag.rerank.evidence_fit import evidence_fit
-        from rag.rerank.gate import KEY_TERMS_MISSING, ASKED_FACT_MISSING
-
-        fits, read = [], []
-        for sq in scored:
-            ordered = [c.candidate for c in sq.rerank.candidates] if sq.rerank is not None and sq.rerank.applied \
-                else list(sq.candidates)
-            fit = evidence_fit(sq.question, ordered, gate.config.read_top)
-            fits.append((fit.coverage, sq.answerable))
-            d = gate.decide(sq.candidates, sq.rerank, language=sq.language, question=sq.question)
-            top = d.top_score if d.top_score is not None else -math.inf
-            read.append((top - 10.0 if d.reason in (KEY_TERMS_MISSING, ASKED_FACT_MISSING) else top, sq.answerable))
-        put("key_term_coverage", fits)
-        put(f"read_{gate.config.signal}", read)
+    if decisions is not None and all(d.fit is not None for d in decisions):
+        put("key_term_coverage", [(d.fit.coverage, sq.answerable) for d, sq in zip(decisions, scored)])
+        reads = [GateReading(d.top_score if d.top_score is not None else -math.inf, d.fit.coverage,
+                             d.stopped_by_reading) for d in decisions]
+        put(f"read_{gate_signal}", [(r.read_score, sq.answerable) for r, sq in zip(reads, scored)])
     return out
 
 
@@ -217,7 +211,7 @@ def evaluate_abstention(pipeline, scored: Sequence[ScoredQuestion], compare: dic
     reranker = pipeline.reranker
     out.update({
         "signal": used[0][0] if len(used) == 1 else [s for s, _ in used],
-        "signals_auroc": signal_aurocs(scored, gate.answerability, gate),
+        "signals_auroc": signal_aurocs(scored, gate.answerability, decisions, gate.config.signal),
         "reasons": dict(sorted(Counter(d.reason for d in decisions).items())),
         "languages": dict(sorted(Counter(sq.language for sq in scored).items())),
         "reranker": reranker.model_id if reranker is not None else None,

@@ -257,20 +257,27 @@ def answer_metrics(rows: Sequence[AnswerRow]) -> dict[str, float | int | None]:
 
 
 def gate_aurocs(rows: Sequence[AnswerRow]) -> dict[str, float | None]:
-    """AUROC of answerable against unanswerable questions for the gate's signal (``gate_auroc_score``),
-    the key-term coverage of its best candidates (``gate_auroc_coverage``) and the signal with the
-    reading applied (``gate_auroc_read``); left out unless every row has the gate's reading and
-    both labels occur."""
+    """:func:`reading_aurocs` of the rows' gate readings and labels; left out (``{}``) unless every
+    row has the gate's reading."""
+    if any(r.gate is None for r in rows):
+        return {}
+    return reading_aurocs([r.gate for r in rows], [r.answerable for r in rows])
+
+
+def reading_aurocs(readings: Sequence[GateReading], labels: Sequence[bool]) -> dict[str, float | None]:
+    """AUROC of answerable (``labels`` True) against unanswerable questions for the gate's signal
+    (``gate_auroc_score``), the key-term coverage of its best candidates (``gate_auroc_coverage``)
+    and the signal with the reading applied (``gate_auroc_read``); ``{}`` unless both labels occur,
+    and a metric is left out when a reading lacks its value."""
     from rag.evaluation.metrics import auroc
 
-    labels = [r.answerable for r in rows]
-    if not rows or any(r.gate is None for r in rows) or all(labels) or not any(labels):
+    if not readings or all(labels) or not any(labels):
         return {}
     out: dict[str, float | None] = {}
-    for name, vals in (("score", [r.gate.score for r in rows]), ("coverage", [r.gate.coverage for r in rows]),
-                       ("read", [r.gate.read_score for r in rows])):
+    for name, vals in (("score", [g.score for g in readings]), ("coverage", [g.coverage for g in readings]),
+                       ("read", [g.read_score for g in readings])):
         if all(v is not None for v in vals):
-            a = auroc(vals, labels)
+            a = auroc(vals, list(labels))
             out[f"gate_auroc_{name}"] = None if math.isnan(a) else round(a, 4)
     return out
 

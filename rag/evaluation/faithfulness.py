@@ -74,8 +74,7 @@ def gate_reading(result) -> GateReading | None:
     g = result.trace.gate if result.trace is not None else None
     if g is None:
         return None
-    return GateReading(g.top_score, g.fit.coverage if g.fit is not None else None,
-                       g.reason in ("asked_fact_missing", "key_terms_missing"))
+    return GateReading(g.top_score, g.fit.coverage if g.fit is not None else None, g.stopped_by_reading)
 
 
 def eval_answers(dataset_dir: Path, config: RagConfig, *, progress: Progress | None = None,

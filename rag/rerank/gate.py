@@ -46,6 +46,11 @@ class GateDecision:
     fit: EvidenceFit | None = None  # the reading of the question against the best candidates
     explanation: str = ""  # why, in the question's language, for people
 
+    @property
+    def stopped_by_reading(self) -> bool:
+        """The scores passed, reading the question stopped it (``asked_fact_missing``, ``key_terms_missing``)."""
+        return self.reason in (ASKED_FACT_MISSING, KEY_TERMS_MISSING)
+
     def to_json(self) -> dict:
         return {"answer": self.answer, "reason": self.reason, "signal": self.signal, "top_score": self.top_score,
                 "threshold": self.threshold, "supporting": self.supporting, "min_supporting": self.min_supporting,
@@ -113,7 +118,7 @@ class Gate:
         reason = d.reason
         if d.answer:
             reason = self._read(fit)
-        return replace(d, answer=reason == ANSWER if d.answer else False, reason=reason, fit=fit,
+        return replace(d, answer=reason == ANSWER, reason=reason, fit=fit,
                        explanation=explain(reason, fit, lang, top=d.top_score, threshold=d.threshold))
 
     def _read(self, fit: EvidenceFit) -> str:
