@@ -40,7 +40,9 @@ FEATURES = ("top_logit", "margin", "top_dense", "top_bm25", "agree_dense", "agre
 FILENAME = "answerability.json"
 
 
-def _best(candidates: Sequence["Candidate"], retriever: str) -> tuple[float, str | None]:
+def best_hit(candidates: Sequence["Candidate"], retriever: str) -> tuple[float, str | None]:
+    """(the highest finite score of ``retriever`` among the candidates, that candidate's evidence
+    id); (-inf, None) when none has a hit of it."""
     best, who = -math.inf, None
     for c in candidates:
         h = c.hit(retriever)
@@ -54,8 +56,8 @@ def features(candidates: Sequence["Candidate"], rerank: "RerankResult | None") -
     nan = float("nan")
     logits = sorted(((float(c.logit), c.evidence_id) for c in (rerank.candidates if rerank and rerank.applied else ())
                      if c.logit is not None and math.isfinite(c.logit)), reverse=True)
-    dense, dense_id = _best(candidates, "dense")
-    bm25, bm25_id = _best(candidates, "bm25")
+    dense, dense_id = best_hit(candidates, "dense")
+    bm25, bm25_id = best_hit(candidates, "bm25")
     top_id = logits[0][1] if logits else None
     return {
         "top_logit": logits[0][0] if logits else nan,

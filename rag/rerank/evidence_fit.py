@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
+from rag.rerank.answerability import best_hit
 from rag.text.lang import detect_language
 from rag.text.question_analysis import QuestionAnalysis, analyze_question, holds_fact, states_counter
 from rag.types import Candidate
@@ -51,12 +52,6 @@ def _readable(c: Candidate) -> str:
     return " ".join(x for x in (ch.text, ch.locator, ch.title, *ch.heading_path) if x)
 
 
-def _best(candidates: Sequence[Candidate], retriever: str) -> tuple[list[float], str | None]:
-    scored = sorted(((h.score, c.chunk.evidence_id) for c in candidates
-                     if (h := c.hit(retriever)) is not None and math.isfinite(h.score)), reverse=True)
-    return [s for s, _ in scored], (scored[0][1] if scored else None)
-
-
 def evidence_fit(question: str | QuestionAnalysis, candidates: Sequence[Candidate], read_top: int) -> EvidenceFit:
     """The fit of the first ``read_top`` candidates (in their final order) to ``question``."""
     asked = question if isinstance(question, QuestionAnalysis) else analyze_question(question)
@@ -70,8 +65,10 @@ def evidence_fit(question: str | QuestionAnalysis, candidates: Sequence[Candidat
     if asked.counter:
         asked_fact = (asked_fact is not False) and any(states_counter(asked.counter, c.chunk.text) for c in top)
     cross = bool(top) and detect_language(top[0].chunk.text) not in (asked.language, "other")
-    dense, dense_id = _best(candidates, "dense")
-    _, bm25_id = _best(candidates, "bm25")
+    dense = sorted((h.score for c in candidates if (h := c.hit("dense")) is not None and math.isfinite(h.score)),
+                   reverse=True)
+    _, dense_id = best_hit(candidates, "dense")
+    _, bm25_id = best_hit(candidates, "bm25")
     margin = dense[0] - dense[1] if len(dense) >= 2 else None
     agree = dense_id == bm25_id if dense_id is not None and bm25_id is not None else None
     return EvidenceFit(coverage, missing, asked_fact, cross, len(asked.key_terms), asked.kind, margin, agree)
