@@ -30,7 +30,7 @@ from functools import lru_cache
 
 from rag.text.analyzers import EnglishAnalyzer, korean_morphemes
 from rag.text.lang import HANGUL_SYLLABLE_RUN, detect_language
-from rag.text.questions import QUANTITY_KINDS, FactKind, wanted_fact
+from rag.text.questions import QUANTITY_KINDS, YES_NO, FactKind, wanted_fact
 
 NOUN_WEIGHT = 1.0
 MINOR_WEIGHT = 0.4  # verb/adjective stems and one-syllable nouns: they say little on their own
@@ -301,8 +301,6 @@ def _grain(text: str, kind: str) -> str:
     return "days" if _DAY_GRAIN.search(text) else ""
 
 
-_YES_NO = re.compile(r"(?:수\s*있|해야\s*하|하여야\s*하|되|가능한|필요한|맞)(?:나요|습니까|는지|을까요|나|니|죠)\s*\??\s*$|"
-                     r"^\s*(?:can|could|may|must|should|is|are|do|does|did|will|shall|have)\b", re.IGNORECASE)
 _PLACE = re.compile(r"어디|\bwhere\b", re.IGNORECASE)
 
 
@@ -337,7 +335,7 @@ def analyze_question(question: str) -> QuestionAnalysis:
     """The reading of ``question`` (see the module docstring)."""
     q = " ".join(unicodedata.normalize("NFKC", question).split())
     kind = wanted_fact(q)
-    if kind in QUANTITY_KINDS and not _ASK.search(q) and _YES_NO.search(q):
+    if kind in QUANTITY_KINDS and not _ASK.search(q) and YES_NO.search(q):
         kind = "yesno"  # "가족수당을 각자 받을 수 있나요?": a noun like 수당 does not make it a question of amount
     terms = _key_terms(q)
     counter = m.group(1) if (m := _COUNTER.search(q)) else ""

@@ -34,6 +34,8 @@ QUANTITY_KINDS: dict[str, frozenset[str]] = {
     "count": frozenset({"count"}),
 }
 
+_YES_NO = (r"(?:수\s*있|해야\s*하|하여야\s*하|되|가능한|필요한|맞)(?:나요|습니까|는지|을까요|나|니)\s*\??\s*$|"
+           r"^\s*(?:can|could|may|must|should|is|are|do|does|did|will|shall|have)\b")
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(p, re.IGNORECASE)) for k, p in (
     ("deadline", r"언제\s*까지|며칠\s*(?:이내|안에|내에|전까지|전에)|몇\s*(?:일|주|개월|달|년|시간)\s*(?:이내|안에|내에|전까지|전에)|"
                  r"기한|마감|by when|deadline|within how (?:many|long)|how (?:soon|quickly)"),
@@ -47,9 +49,9 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(p, re.IGN
     ("who", r"누가|누구|어느\s*(?:기관|부서|사람|곳)|어떤\s*(?:기관|사람|부서)|\bwho\b|\bwhom\b|which (?:body|office|team|person)"),
     ("condition", r"어떤\s*경우|어느\s*경우|무슨\s*경우|조건|요건|언제(?!\s*까지)|in what case|under what|\bwhen\b|"
                   r"what (?:conditions|circumstances)|in which case"),
-    ("yesno", r"(?:수\s*있|해야\s*하|하여야\s*하|되|가능한|필요한|맞)(?:나요|습니까|는지|을까요|나|니)\s*\??\s*$|"
-              r"^\s*(?:can|could|may|must|should|is|are|do|does|did|will|shall|have)\b"),
+    ("yesno", _YES_NO),
 ))
+YES_NO = dict(_RULES)["yesno"]  # how a yes/no question ends (할 수 있나요, 해야 하나요; can I, must I)
 
 
 @lru_cache(maxsize=4096)
