@@ -11,9 +11,11 @@ all failed validation asks the fallback once, over the same prompt: an answer of
 validates is returned with reason ``validated_fallback``; one that fails or abstains leaves the
 outcome ``validation_failed``. Either way its attempt is recorded. A model that abstains with a
 valid payload has not failed: the fallback is not asked. The loop knows no backend names: the
-caller chooses the fallback (the pipeline: ``generation.fallback``). Transport failures (timeouts, a server that keeps
-failing) raise :class:`~rag.errors.GenerationError` subclasses: they are not contract
-failures, and retrying them is the generator's job.
+caller chooses the fallback (the pipeline: ``generation.fallback``).
+
+Transport failures (timeouts, a server that keeps failing) raise
+:class:`~rag.errors.GenerationError` subclasses: they are not contract failures, and retrying them
+is the generator's job.
 """
 from __future__ import annotations
 
@@ -183,14 +185,16 @@ class _Loop:
                              report.latency_s, out.transport_retries, out.finish_reason,
                              messages_sha256(self.sent.messages) if self.sent is not None else "")
 
+    def _validate(self, out: GenerationOutput) -> ValidationReport:
+        """The validator's report on one output (its parsed payload, else its raw text), for the question."""
+        payload = out.payload if out.payload is not None else out.raw_text
+        return self.validator.validate(payload, self.prompt.source_map, question=self.question)
+
     def record(self, out: GenerationOutput) -> AnswerOutcome | None:
         """Validate one output; return the outcome when the loop is done, else None."""
         if self.in_fallback:
             return self._record_fallback(out)
-        if out.payload is not None:
-            report = self.validator.validate(out.payload, self.prompt.source_map, question=self.question)
-        else:
-            report = self.validator.validate(out.raw_text, self.prompt.source_map, question=self.question)
+        report = self._validate(out)
         if report.status is None and out.finish_reason == "length":
             cut = Violation("invalid_json", "the reply was cut off at the token limit before the JSON object was "
                             "complete; write a shorter answer with fewer, shorter citations")
@@ -239,8 +243,7 @@ class _Loop:
     def _record_fallback(self, out: GenerationOutput) -> AnswerOutcome:
         """Validate the fallback's output: its validated answer, else ``validation_failed`` (the
         report stays the last rejected attempt's)."""
-        payload = out.payload if out.payload is not None else out.raw_text
-        report = self.validator.validate(payload, self.prompt.source_map, question=self.question)
+        report = self._validate(out)
         rejected = len(self.records)
         self.records.append(self._attempt(self.fallback, out, report))
         name = self.records[-1].generator
