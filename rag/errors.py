@@ -37,6 +37,61 @@ class DocumentDecodeError(InputError):
     """A source file is not valid UTF-8 (or otherwise unreadable)."""
 
 
+class FileExtractionError(InputError):
+    """One file could not be turned into text. ``reason`` is a stable code (``unsupported``,
+    ``encrypted``, ``corrupt``, ``scanned``, ``empty``, ``garbage``, ``too_large``); the message
+    names the file and says what to do."""
+
+    reason = "unreadable"
+
+    def __init__(self, message: str, *, file: str = "", page: int | None = None) -> None:
+        super().__init__(message)
+        self.file = file
+        self.page = page
+
+
+class UnsupportedFileError(FileExtractionError):
+    """The file's content is not a format any loader reads."""
+
+    reason = "unsupported"
+
+
+class EncryptedFileError(FileExtractionError):
+    """The file is password-protected or DRM-protected (an HWP distribution document)."""
+
+    reason = "encrypted"
+
+
+class CorruptFileError(FileExtractionError):
+    """The file claims a format but its structure is broken."""
+
+    reason = "corrupt"
+
+
+class ScannedFileError(FileExtractionError):
+    """No page of the file has a text layer (an image-only scan)."""
+
+    reason = "scanned"
+
+
+class EmptyFileError(FileExtractionError):
+    """The file holds no text."""
+
+    reason = "empty"
+
+
+class GarbageFileError(FileExtractionError):
+    """The file decodes to binary garbage, NUL bytes or implausibly little text."""
+
+    reason = "garbage"
+
+
+class FileTooLargeError(FileExtractionError):
+    """The file is over ``corpus.max_file_mb``."""
+
+    reason = "too_large"
+
+
 class DatasetError(InputError):
     """An evaluation dataset is missing files or malformed."""
 

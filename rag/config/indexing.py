@@ -17,6 +17,13 @@ class CorpusConfig(Section):
     section: ClassVar[str] = "corpus"
     paths: tuple[str, ...] = ()
     format: Literal["auto", "jsonl", "beir", "folder"] = "auto"
+    # Files (docs/documents.md): a bad file is reported and skipped ("skip") or stops the build ("fail")
+    on_error: Literal["skip", "fail"] = "skip"
+    max_file_mb: float = Field(100.0, gt=0)  # a larger file is refused (too_large), never read
+    min_chars_per_page: int = Field(20, ge=0)  # a PDF page with less text counts as scanned
+    ocr: bool = False  # OCR scanned PDF pages with Tesseract (kor+eng) when it is installed
+    ocr_min_confidence: float = Field(60.0, ge=0, le=100)  # words below this Tesseract confidence are dropped
+    report: str = ".rag/files-report.json"  # where rag index / sync write the per-file report (relative to the config)
 
 
 class MilvusConfig(Section):
