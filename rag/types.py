@@ -48,6 +48,24 @@ class Chunk:
     # Where the chunk sits, for people: "제16조제1항" in a statute, "Travel > Per diem" in markdown
     locator: str = ""
     heading_path: tuple[str, ...] = ()  # enclosing headings, outermost first
+    # (offset into text, page) of each page that begins inside the chunk (an article across a page break)
+    page_breaks: tuple[tuple[int, int], ...] = ()
+    # offsets into text where a block the file's loader saw begins (a line, list item, table row)
+    boundaries: tuple[int, ...] = ()
+    file: str = ""  # the file it was read from, relative to its folder ("" for JSONL documents)
+
+    @property
+    def page_end(self) -> int | None:
+        """The last page the chunk's text is on."""
+        return self.page_breaks[-1][1] if self.page_breaks else self.page
+
+    def page_at(self, offset: int) -> int | None:
+        """The page of the character at ``offset`` into the chunk's text."""
+        page = self.page
+        for at, number in self.page_breaks:
+            if at <= offset:
+                page = number
+        return page
 
 
 @dataclass(frozen=True)

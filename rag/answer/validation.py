@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from rag.config import ValidationConfig
-from rag.context.builder import ContextBlock
+from rag.context.builder import ContextBlock, page_label
 from rag.errors import ConfigError
 from rag.answer.addressing import addressing_violations
 from rag.answer.contract import AnswerPayload, Violation, ViolationCode, parse_payload
@@ -115,6 +115,16 @@ class ResolvedCitation:
     claim: str
     quote: str
     locator: str = ""  # the block's human locator (e.g. "제16조제1항"), from the source map
+    file: str = ""  # the file the block was read from (relative to its folder), "" for JSONL documents
+    page_end: int | None = None  # the page where the quote ends (differs from ``page`` across a page break)
+    quote_start: int | None = None  # the quote's span in the document's text, when it was found verbatim
+    quote_end: int | None = None
+
+    @property
+    def where(self) -> str:
+        """What a person follows: ``근로기준법.pdf p. 4 · 제28조제2항`` (file or title, page, article)."""
+        head = " ".join(x for x in (self.file or self.title, page_label(self.page, self.page_end)) if x)
+        return " · ".join(x for x in (head, self.locator) if x)
 
 
 @dataclass(frozen=True)
@@ -141,11 +151,19 @@ def resolve(block: ContextBlock, claim: str, quote: str) -> ResolvedCitation:
     """A citation from the source map. The locator is made precise to where the quote sits in the
     block (``제618조`` + a quote in item 3 gives ``제618조제3호``)."""
     locator = block.locator
-    at = block.text.find(quote.strip()) if quote.strip() else -1
+    q = quote.strip()
+    at = block.text.find(q) if q else -1
     if locator and at >= 0:
         locator = refine_locator(locator, block.text, at)
+    page, page_end = block.page, block.page_end
+    span: tuple[int | None, int | None] = (None, None)
+    if at >= 0:
+        page, page_end = block.page_at(at), block.page_at(at + len(q) - 1)
+        if not block.neutralized:  # offsets of neutralized text do not map back one to one
+            span = (block.start_char + at, block.start_char + at + len(q))
     return ResolvedCitation(block.source_id, block.evidence_id, block.document_id, block.document_version, block.uri,
-                            block.title, block.page, block.start_char, block.end_char, claim, quote, locator)
+                            block.title, page, block.start_char, block.end_char, claim, quote, locator,
+                            block.file, page_end, *span)
 
 
 def _plural(items: Sequence[str]) -> str:

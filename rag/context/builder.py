@@ -63,13 +63,17 @@ class Evidence:
     boundaries: tuple[int, ...] = ()  # safe cut offsets into ``text`` from a parser, if known
     locator: str = ""  # human locator of the span (chunk locator), e.g. "제16조제1항"
     section: str = ""  # heading of the section the span belongs to, e.g. "제7조 (정근수당)"
+    page_breaks: tuple[tuple[int, int], ...] = ()  # (offset into text, page) of pages beginning inside it
+    file: str = ""  # the file the evidence was read from (chunk ``file``)
 
     @classmethod
     def from_candidate(cls, c: Candidate, score: float | None = None) -> "Evidence":
         ch = c.chunk
         return cls(ch.evidence_id, ch.document_id, ch.document_version, ch.text, ch.start_char, ch.end_char,
-                   float(c.score if score is None else score), ch.uri, ch.title, ch.page, locator=ch.locator,
-                   section=ch.heading_path[-1] if ch.heading_path else "")
+                   float(c.score if score is None else score), ch.uri, ch.title, ch.page,
+                   boundaries=ch.boundaries, locator=ch.locator,
+                   section=ch.heading_path[-1] if ch.heading_path else "", page_breaks=ch.page_breaks,
+                   file=ch.file)
 
 
 # --------------------------------------------------------------------------- budget
@@ -126,6 +130,20 @@ class ContextBlock:
     neutralized: int = 0  # number of forged tags/markers defused in this block
     locator: str = ""  # human locator (from the evidence), shown in the block's header line
     section: str = ""  # heading of the section the block belongs to (from the evidence)
+    page_breaks: tuple[tuple[int, int], ...] = ()  # (offset into text, page) of pages beginning inside the block
+    file: str = ""  # the file the block was read from
+
+    @property
+    def page_end(self) -> int | None:
+        return self.page_breaks[-1][1] if self.page_breaks else self.page
+
+    def page_at(self, offset: int) -> int | None:
+        """The page of the character at ``offset`` into the block's text."""
+        page = self.page
+        for at, number in self.page_breaks:
+            if at <= offset:
+                page = number
+        return page
 
 
 @dataclass(frozen=True)
@@ -156,17 +174,25 @@ SOURCE_OPEN = '<source id="{sid}">'
 SOURCE_CLOSE = "</source>"
 SEPARATOR = "\n\n"
 
-def block_header(title: str, locator: str = "", page: int | None = None) -> str:
+def page_label(page: int | None, page_end: int | None = None) -> str:
+    """``p. 4``, ``pp. 4–5`` for a span across a page break, ``""`` without a page."""
+    if page is None:
+        return ""
+    return f"p. {page}" if page_end is None or page_end == page else f"pp. {page}–{page_end}"
+
+
+def block_header(title: str, locator: str = "", page: int | None = None, page_end: int | None = None) -> str:
     """The header line of a block, ``[title | locator | p. N]`` with missing parts left out
     (``""`` when all are missing), neutralized like a body."""
-    parts = [" ".join(title.split()), " ".join(locator.split()), "" if page is None else f"p. {page}"]
+    parts = [" ".join(title.split()), " ".join(locator.split()), page_label(page, page_end)]
     parts = [p for p in parts if p]
     return neutralize(f"[{' | '.join(parts)}]")[0] if parts else ""
 
 
-def header_tokens(counter: TokenCounter, title: str, locator: str = "", page: int | None = None) -> int:
+def header_tokens(counter: TokenCounter, title: str, locator: str = "", page: int | None = None,
+                  page_end: int | None = None) -> int:
     """Tokens the header line of a block adds (its text and the newline after it); 0 without one."""
-    header = block_header(title, locator, page)
+    header = block_header(title, locator, page, page_end)
     return counter.count(header + "\n") if header else 0
 
 
@@ -176,7 +202,7 @@ def render_block(source_id: str, body: str, header: str = "") -> str:
 
 
 def render_blocks(blocks: Sequence[ContextBlock]) -> str:
-    return SEPARATOR.join(render_block(b.source_id, b.text, block_header(b.title, b.locator, b.page))
+    return SEPARATOR.join(render_block(b.source_id, b.text, block_header(b.title, b.locator, b.page, b.page_end))
                           for b in blocks)
 
 
@@ -283,7 +309,8 @@ class ContextBuilder:
                                                    f"near-duplicate of {dup[0]} (jaccard {dup[1]:.2f})"))
                     continue
             body, n_neutral = neutralize(e.text)
-            head_tokens = header_tokens(self.counter, e.title, e.locator, e.page)
+            head_tokens = header_tokens(self.counter, e.title, e.locator, e.page,
+                                        e.page_breaks[-1][1] if e.page_breaks else None)
             tokens = count(body) + head_tokens
             start, end, truncated = e.start_char, e.end_char, False
             if tokens > remaining:
@@ -298,7 +325,9 @@ class ContextBuilder:
                                                    f"tokens within {remaining}"))
                     continue
                 body, n_neutral = neutralize(e.text[:cut])
-                tokens = count(body) + head_tokens
+                kept = [b for b in e.page_breaks if b[0] < cut]  # the header names the pages actually sent
+                tokens = count(body) + header_tokens(self.counter, e.title, e.locator, e.page,
+                                                     kept[-1][1] if kept else None)
                 end, truncated = e.start_char + cut, True
             chosen.append((e, body, start, end, truncated, tokens, n_neutral))
             if pol.near_duplicates == "drop":
@@ -312,7 +341,7 @@ class ContextBuilder:
             blocks = tuple(
                 ContextBlock(f"S{i + 1}", e.evidence_id, e.document_id, e.document_version, body, start, end, trunc,
                              tokens, e.score, rank_of[e.evidence_id], e.uri, e.title, e.page, n, e.locator,
-                             e.section)
+                             e.section, tuple(b for b in e.page_breaks if b[0] < end - start), e.file)
                 for i, (e, body, start, end, trunc, tokens, n) in enumerate(ordered)
             )
             rendered = render_blocks(blocks)

@@ -115,8 +115,9 @@ def document_id(rel: str) -> str:
     return p.with_suffix("").as_posix() if p.suffix else p.as_posix()
 
 
-def to_document(f: ExtractedFile, rel: str, entry: FileEntry | None = None, *, doc_id: str | None = None) -> Document:
-    """The document of one extracted file at ``rel`` (posix, relative to its folder): manifest
+def to_document(f: ExtractedFile, rel: str, entry: FileEntry | None = None, *, doc_id: str | None = None,
+                folder: str = "") -> Document:
+    """The document of one extracted file at ``rel`` (posix, relative to ``folder``): manifest
     entry first, then the file's own metadata, then the defaults (module docstring)."""
     e = entry or FileEntry()
     ex = f.extracted
@@ -126,7 +127,9 @@ def to_document(f: ExtractedFile, rel: str, entry: FileEntry | None = None, *, d
     access = e.access if e.access is not None else own.get("access")
     if access is not None:
         meta["access"] = access
-    meta.update({"file": rel, "format": ex.format, "sha256": f.sha256})
+    meta.update({"file": rel, "format": ex.format, "sha256": f.sha256, "entry_sha256": e.fingerprint()})
+    if folder:
+        meta["folder"] = folder
     pages = _page_starts(ex)
     if pages:
         meta["pages"] = pages

@@ -113,18 +113,19 @@ def load_folder(root: str | Path, config: CorpusConfig | None = None, *,
             warnings.extend(FileWarning(rel, w.code, w.message, w.page) for w in f.extracted.warnings)
         if progress is not None:
             progress(1)
-    loaded = _documents(read, manifest)
+    loaded = _documents(read, manifest, str(base.resolve()))
     return FolderLoad(base, tuple(loaded), tuple(failures), tuple(warnings), tuple(sorted(ignored)))
 
 
-def _documents(read: list[tuple[str, ExtractedFile]], manifest: Manifest) -> list[LoadedFile]:
+def _documents(read: list[tuple[str, ExtractedFile]], manifest: Manifest, folder: str) -> list[LoadedFile]:
     """Documents with their ids; two files whose default ids collide (``a.pdf``, ``a.docx``)
     both keep their extension in the id instead, so neither is taken for a version of the other."""
     defaults = [document_id(rel) for rel, _ in read]
     clash = {d for d in defaults if defaults.count(d) > 1}
     out = []
     for (rel, f), default in zip(read, defaults):
-        doc = to_document(f, rel, manifest.entry_for(rel), doc_id=rel if default in clash else default)
+        doc = to_document(f, rel, manifest.entry_for(rel), doc_id=rel if default in clash else default,
+                          folder=folder)
         out.append(LoadedFile(rel, f.format, doc, len(f.extracted.pages)))
     return out
 
@@ -136,5 +137,5 @@ def load_file(path: str | Path, config: CorpusConfig | None = None) -> LoadedFil
     if not p.is_file():
         raise InputError(f"file not found: {p}")
     f = read_file(p, config, name=str(p))
-    doc = to_document(f, p.name, load_manifest(p.parent).entry_for(p.name))
+    doc = to_document(f, p.name, load_manifest(p.parent).entry_for(p.name), folder=str(p.parent.resolve()))
     return LoadedFile(p.name, f.format, doc, len(f.extracted.pages))

@@ -48,6 +48,12 @@ class FileEntry(BaseModel):
     access: dict[str, Any] | None = None
     exclude: bool = False
 
+    def fingerprint(self) -> str:
+        """A short hash of these settings: a sync re-reads a file whose entry changed."""
+        import hashlib
+
+        return hashlib.sha256(self.model_dump_json().encode("utf-8")).hexdigest()[:16]
+
 
 class Manifest(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -24,7 +24,9 @@ pages, and the page is 1 + the number of form feeds before the chunk. A document
 give its own page numbers in metadata: ``pages``, a list of ``[start_char, page_number]`` pairs
 sorted by ``start_char`` (the page that begins at each offset), or ``page``, one int for the
 whole document; a chunk's page is then the page at its start (``None`` before the first pair),
-and these page starts are not hard boundaries. Every chunk's text is exactly
+and these page starts are not hard boundaries: a page beginning inside a chunk (an article run
+across a page break) is in its ``page_breaks``. A document read from a file (metadata ``format``)
+also gives each chunk its ``boundaries``: where the loader's blocks (lines) begin. Every chunk's text is exactly
 ``doc.text[start_char:end_char]``, and chunking is deterministic.
 """
 from __future__ import annotations
@@ -143,6 +145,17 @@ def _is_int(v: object) -> bool:
 def _page_at(table: list[tuple[int, int]], offset: int) -> int | None:
     i = bisect.bisect_right([s for s, _ in table], offset) - 1
     return table[i][1] if i >= 0 else None
+
+
+def _line_starts(text: str, start: int, end: int) -> tuple[int, ...]:
+    """Offsets into ``text[start:end]`` where a line begins (a block of a loaded file), 0 excluded."""
+    out = []
+    at = text.find("\n", start, end)
+    while at != -1:
+        if start < at + 1 < end and (not out or out[-1] != at + 1 - start):
+            out.append(at + 1 - start)
+        at = text.find("\n", at + 1, end)
+    return tuple(out)
 
 
 def _norm(s: str) -> str:
@@ -327,6 +340,8 @@ class Chunker:
             else:
                 page = units[i].page if has_pages else None
             locator, path = self._where(doc, segs, seg_starts, units, i, j) if structured else ("", ())
+            breaks = tuple((s - start, n) for s, n in pages if start < s < end) if pages else ()
+            bounds = _line_starts(text, start, end) if "format" in doc.metadata else ()
             chunks.append(
                 Chunk(
                     evidence_id=f"{doc.id}:{doc.version}:{len(chunks)}",
@@ -341,6 +356,9 @@ class Chunker:
                     page=page,
                     locator=locator,
                     heading_path=path,
+                    page_breaks=breaks,
+                    boundaries=bounds,
+                    file=str(doc.metadata.get("file") or ""),
                 )
             )
             last_j = j

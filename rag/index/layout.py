@@ -94,6 +94,10 @@ def chunk_from_json(o: dict) -> Chunk:
         if not isinstance(path, (list, tuple)) or not all(isinstance(h, str) for h in path):
             raise ValueError(f"chunk {o.get('evidence_id')!r}: heading_path must be a list of strings")
         o = {**o, "heading_path": tuple(path)}
+    if "page_breaks" in o:
+        o = {**o, "page_breaks": tuple((int(a), int(b)) for a, b in o["page_breaks"])}
+    if "boundaries" in o:
+        o = {**o, "boundaries": tuple(int(b) for b in o["boundaries"])}
     return Chunk(**o)
 
 

@@ -1,13 +1,17 @@
-"""Loaders: JSONL documents, a folder of .txt/.md files, and BEIR datasets."""
+"""Corpus paths: JSONL documents, BEIR datasets, and folders or single files of documents (read
+by :mod:`rag.documents`)."""
 from __future__ import annotations
 
 import csv
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Callable, Iterator, Mapping
 
 from rag._io import parse_jsonl
+from rag.config import CorpusConfig
+from rag.documents import FileFailure, FileWarning, LoadedFile, load_file
+from rag.documents import load_folder as files_in_folder
 from rag.errors import DatasetError, DocumentDecodeError, DuplicateDocumentError, EmptyCorpusError, InputError
 from rag.types import Document
 
@@ -57,18 +61,44 @@ def load_jsonl_documents(path: str | Path) -> list[Document]:
     return docs
 
 
-def load_folder(path: str | Path) -> list[Document]:
-    """Every ``.txt`` / ``.md`` file under ``path`` (recursively) is one document; id = relative path."""
-    root = Path(path)
-    docs = []
-    for f in sorted(root.rglob("*"), key=lambda x: x.relative_to(root).as_posix()):
-        if f.suffix.lower() not in (".txt", ".md") or not f.is_file():
-            continue
-        rel = f.relative_to(root).as_posix()
-        text = _read_text(f)
-        title = next((ln.lstrip("# ").strip() for ln in text.splitlines() if ln.strip()), rel)
-        docs.append(Document(id=rel, text=text, version="1", title=title, uri=f.resolve().as_uri()))
-    return docs
+def load_folder(path: str | Path, config: CorpusConfig | None = None) -> list[Document]:
+    """Every document file under ``path`` (PDF, DOCX, HTML, HWP(X), Markdown, text; recursively);
+    a file that cannot be read is logged and skipped (see :func:`read_corpus` for the failures)."""
+    return read_corpus(path, "folder", config).documents
+
+
+@dataclass(frozen=True)
+class CorpusLoad:
+    """What reading a corpus path gave: its documents, and for a folder of files the per-file
+    failures, warnings and ignored files (empty for JSONL and BEIR)."""
+
+    documents: list[Document]
+    failures: tuple[FileFailure, ...] = ()
+    warnings: tuple[FileWarning, ...] = ()
+    ignored: tuple[str, ...] = ()
+    files: tuple[LoadedFile, ...] = ()
+
+
+def read_corpus(path: str | Path, fmt: str = "auto", config: CorpusConfig | None = None,
+                progress: Callable[[int], None] | None = None) -> CorpusLoad:
+    """Read one corpus path: a JSONL file, a BEIR folder, a folder of files or one file. Folders
+    of files collect their failures unless ``corpus.on_error`` is ``fail``."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"corpus path not found: {p}")
+    if fmt == "auto":
+        if p.is_dir():
+            fmt = "beir" if (p / "corpus.jsonl").is_file() else "folder"
+        elif p.suffix in (".jsonl", ".json"):
+            fmt = "jsonl"
+        else:
+            f = load_file(p, config)
+            return CorpusLoad([f.document], files=(f,))
+    if fmt == "folder":
+        got = files_in_folder(p, config, progress=progress)
+        return CorpusLoad(got.documents, got.failures, got.warnings, got.ignored, got.loaded)
+    loader = {"jsonl": load_jsonl_documents, "beir": load_beir_corpus}[fmt]
+    return CorpusLoad(loader(p))
 
 
 @dataclass(frozen=True)
@@ -126,22 +156,9 @@ def load_beir(root: str | Path, split: str) -> BeirDataset:
     return BeirDataset(name=r.name, corpus=tuple(load_beir_corpus(r)), queries=queries, qrels=qrels)
 
 
-def load_documents(path: str | Path, fmt: str = "auto") -> list[Document]:
-    p = Path(path)
-    if not p.exists():
-        raise InputError(f"corpus path not found: {p}")
-    if fmt == "auto":
-        if p.is_dir():
-            fmt = "beir" if (p / "corpus.jsonl").is_file() else "folder"
-        elif p.suffix in (".jsonl", ".json"):
-            fmt = "jsonl"
-        elif p.suffix.lower() in (".txt", ".md"):
-            text = _read_text(p)
-            return [Document(id=p.name, text=text, title=p.stem, uri=p.resolve().as_uri())]
-        else:
-            raise InputError(f"{p}: cannot tell the corpus format; set corpus.format to jsonl, beir or folder")
-    loader = {"jsonl": load_jsonl_documents, "folder": load_folder, "beir": load_beir_corpus}[fmt]
-    return loader(p)
+def load_documents(path: str | Path, fmt: str = "auto", config: CorpusConfig | None = None) -> list[Document]:
+    """The documents of one corpus path (:func:`read_corpus` without the per-file report)."""
+    return read_corpus(path, fmt, config).documents
 
 
 def check_unique(docs: list[Document]) -> list[Document]:

@@ -12,7 +12,7 @@ from rag.context.prompt import Guideline, Prompt, PromptBuilder
 from rag.index.backend import IndexBackend
 from rag.index.chunking import Chunker
 from rag.index.embedders import Embedder
-from rag.index.loaders import check_unique, load_documents
+from rag.index.loaders import CorpusLoad, check_unique, read_corpus
 from rag.index.protocol import Index
 from rag.index.updates import Progress, UpdateReport
 from rag.pipeline import runner
@@ -144,10 +144,18 @@ class Pipeline:
         return view
 
     def load_corpus(self) -> list[Document]:
-        docs: list[Document] = []
-        for p in self.config.corpus.paths:
-            docs.extend(load_documents(self.config.resolve(p), self.config.corpus.format))
-        return check_unique(docs)
+        """The documents of ``corpus.paths`` (files that cannot be read are logged and skipped,
+        or raise with ``corpus.on_error: fail``; :meth:`read_corpus` returns them)."""
+        return check_unique(self.read_corpus().documents)
+
+    def read_corpus(self, progress: Progress | None = None) -> CorpusLoad:
+        """Every path of ``corpus.paths`` read, with the per-file failures, warnings and ignored
+        files of folders (docs/documents.md)."""
+        parts = [read_corpus(self.config.resolve(p), self.config.corpus.format, self.config.corpus, progress)
+                 for p in self.config.corpus.paths]
+        return CorpusLoad([d for c in parts for d in c.documents], tuple(x for c in parts for x in c.failures),
+                          tuple(x for c in parts for x in c.warnings), tuple(x for c in parts for x in c.ignored),
+                          tuple(x for c in parts for x in c.files))
 
     def new_index(self, docs: Iterable[Document], progress: Progress | None = None) -> Index:
         """An index of ``docs`` apart from the configured one (evaluation, training data mining):
