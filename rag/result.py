@@ -102,7 +102,7 @@ class AnswerResult:
             "question": self.question,
             "status": self.status,
             "answer": self.answer,
-            "citations": [c.__dict__ for c in self.citations],
+            "citations": [{**c.__dict__, "where": c.where} for c in self.citations],
             "reason": self.reason,
             "superseded": [v.to_json() for v in self.superseded],
             "trace": self.trace.to_json() if self.trace is not None else None,

@@ -90,9 +90,7 @@ def print_answer(res) -> None:
             if c.source_id in seen:
                 continue
             seen.add(c.source_id)
-            where = ", ".join(x for x in (c.locator, f"p.{c.page}" if c.page is not None else "") if x)
-            print(f"  [{c.source_id}] {c.title or c.document_id} (v{c.document_version}{', ' + where if where else ''}) "
-                  f"{c.uri}".rstrip())
+            print(f"  [{c.source_id}] {c.where or c.document_id} (v{c.document_version}) {c.uri}".rstrip())
             print(f"       {c.evidence_id} chars {c.start_char}-{c.end_char}")
     else:
         print(res.answer)

@@ -1,30 +1,54 @@
 """``rag index | add | delete``: build and update the index."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from rag.cli.common import progress_bar, make_pipeline
+from rag.cli.files import EXIT_FILES_FAILED, files_payload, on_error_overrides, print_failures, write_report
+
+
+def _report_path(args, p) -> Path:
+    return Path(args.report) if getattr(args, "report", None) else p.config.resolve(p.config.corpus.report)
 
 
 def cmd_index(args) -> int:
+    """Index the corpus; files that cannot be read are reported (and in the JSON report) and the
+    exit status is 3, the good ones indexed."""
+    from rag.index.loaders import check_unique
+
+    on_error_overrides(args)
     p = make_pipeline(args)
-    docs = p.load_corpus()
-    n_docs = len(docs)
+    with progress_bar(None, "reading files") as bar:
+        load = p.read_corpus(progress=bar.update)
+    docs = check_unique(load.documents)
     with progress_bar(None, "embedding") as bar:
         idx = p.build_index(docs, force=args.force, progress=bar.update)
     emb = p.embedder
     cached = f", {getattr(emb, 'hits', 0)} chunk embeddings reused from cache" if hasattr(emb, "hits") else ""
-    print(f"indexed {n_docs} documents -> {len(idx)} chunks at {p.index_location}{cached}")
-    return 0
+    failed = f"; {len(load.failures)} files failed" if load.failures else ""
+    print(f"indexed {len(docs)} documents -> {len(idx)} chunks at {p.index_location}{cached}{failed}")
+    report = _report_path(args, p)
+    if load.files or load.failures:
+        write_report(report, files_payload(load))
+    print_failures(load.failures, load.warnings, load.ignored, report)
+    return EXIT_FILES_FAILED if load.failures else 0
 
 
 def cmd_add(args) -> int:
-    from rag.index.loaders import load_documents
+    """Add (or ``--replace``) the documents of a JSONL file, a folder or one file of any format."""
+    from rag.index.loaders import read_corpus
 
+    on_error_overrides(args)
     p = make_pipeline(args)
-    docs = load_documents(args.path)
-    rep = p.replace_documents(docs) if args.replace else p.add_documents(docs)
+    load = read_corpus(args.path, "auto", p.config.corpus)
+    rep = p.replace_documents(load.documents) if args.replace else p.add_documents(load.documents)
     print(f"added {len(rep.added)}, removed {len(rep.removed)}, unchanged {len(rep.unchanged)} "
           f"({rep.chunks_embedded} chunks embedded); index now {len(p.index)} chunks")
-    return 0
+    report = _report_path(args, p)
+    if load.failures:
+        write_report(report, files_payload(load))
+    print_failures(load.failures, load.warnings, load.ignored, report)
+    return EXIT_FILES_FAILED if load.failures else 0
 
 
 def cmd_delete(args) -> int:

@@ -1,6 +1,6 @@
 """Command line: ``rag index | add | delete | search | context | ask | eval-retrieval | train-reranker | calibrate |
-eval-abstention | eval-answers | eval-claims | eval-addressing | demo | batch | experiment | compare | models | serve |
-tools | migrate | bench``."""
+eval-abstention | eval-answers | eval-claims | eval-addressing | demo | extract | sync | batch | experiment | compare |
+models | serve | tools | migrate | bench``."""
 from __future__ import annotations
 
 import argparse
@@ -15,6 +15,12 @@ from rag.cli.index import cmd_add, cmd_delete, cmd_index, cmd_migrate
 from rag.errors import RagError
 
 
+def _file_options(s) -> None:
+    s.add_argument("--on-error", choices=("skip", "fail"), default=None,
+                   help="a file that cannot be read: report it and go on (skip, the default) or stop (fail)")
+    s.add_argument("--report", default=None, help="where to write the per-file JSON report (default: corpus.report)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="rag", description="Grounded answers with provable citations.")
     ap.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
@@ -23,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("index", help="index the corpus named in the config")
     s.add_argument("--config", default=DEFAULT_CONFIG)
     s.add_argument("--force", action="store_true", help="overwrite an index built with another model/analyzer")
+    _file_options(s)
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     s.set_defaults(func=cmd_index)
 
@@ -30,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("path")
     s.add_argument("--config", default=DEFAULT_CONFIG)
     s.add_argument("--replace", action="store_true", help="make each given document the only version of its id")
+    _file_options(s)
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     s.set_defaults(func=cmd_add)
 
@@ -153,6 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     s.set_defaults(func=cmd_demo)
 
+    from rag.cli.files import add_parsers as _files_parsers  # extract | sync
+
+    _files_parsers(sub)
     from rag.cli.batch import add_parsers as _batch_parsers  # batch | experiment | compare
 
     _batch_parsers(sub)

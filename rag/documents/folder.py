@@ -107,7 +107,7 @@ def load_folder(root: str | Path, config: CorpusConfig | None = None, *,
             if mode == "fail":
                 raise
             failures.append(FileFailure(rel, exc.reason, str(exc)))
-            logger.warning("%s", exc)
+            logger.info("%s", exc)
         else:
             read.append((rel, f))
             warnings.extend(FileWarning(rel, w.code, w.message, w.page) for w in f.extracted.warnings)

@@ -27,7 +27,7 @@ def question_and_history(req: ChatRequest) -> tuple[str, tuple[HistoryTurn, ...]
 def rag_extra(served) -> dict:
     r = served.result
     return {"status": r.status, "abstained": r.status != "answered", "reason": r.reason or None,
-            "citations": [c.__dict__ for c in r.citations], "superseded": [v.to_json() for v in r.superseded],
+            "citations": [{**c.__dict__, "where": c.where} for c in r.citations], "superseded": [v.to_json() for v in r.superseded],
             "index_version": served.index_version}
 
 
