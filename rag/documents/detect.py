@@ -38,7 +38,7 @@ def detect_format(data: bytes, name: str) -> Format:
     reads (images, archives, old binary .doc, spreadsheets …) and :class:`EncryptedFileError`
     for a password-protected Office file."""
     head = data[:4096]
-    if b"%PDF-" in data[:1024]:
+    if b"%PDF" in data[:1024]:
         return "pdf"
     if head.startswith(ZIP_MAGIC):
         return _zip_format(data, name)

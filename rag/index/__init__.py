@@ -3,6 +3,7 @@ hybrid index folder (local) and Milvus, chosen by name in :mod:`rag.index.backen
 (:class:`IndexBackend`); an opened index of either follows the :class:`Index` protocol."""
 from rag.index.loaders import (
     BeirDataset,
+    CorpusLoad,
     check_unique,
     load_beir,
     load_beir_corpus,
@@ -10,6 +11,7 @@ from rag.index.loaders import (
     load_folder,
     load_guidelines,
     load_jsonl_documents,
+    read_corpus,
 )
 from rag.index.chunking import (
     Chunker,
@@ -88,6 +90,8 @@ __all__ = [
     "load_beir_corpus",
     "load_documents",
     "load_folder",
+    "read_corpus",
+    "CorpusLoad",
     "load_guidelines",
     "load_jsonl_documents",
     "make_backend",

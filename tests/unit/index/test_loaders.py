@@ -1,6 +1,8 @@
 """Loaders: JSONL, folders, BEIR; decoding and duplicate checks."""
 from __future__ import annotations
 
+import hashlib
+
 import json
 import shutil
 from pathlib import Path
@@ -8,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from rag.errors import (
+    UnsupportedFileError,
     DatasetError,
     DocumentDecodeError,
     DuplicateDocumentError,
@@ -20,6 +23,7 @@ from rag.index import (
     load_beir_corpus,
     load_documents,
     load_folder,
+    read_corpus,
     load_jsonl_documents,
 )
 from rag.types import Document
@@ -105,44 +109,51 @@ def test_cp949_jsonl_raises_decode_error_naming_file(tmp_path):
     assert isinstance(e.value, InputError)
 
 
-def test_cp949_txt_in_folder_raises_decode_error_naming_file(tmp_path):
+def test_cp949_txt_in_folder_is_decoded_with_a_warning(tmp_path):
     (tmp_path / "good.txt").write_text("괜찮다", encoding="utf-8")
     bad = tmp_path / "bad.txt"
-    bad.write_bytes("한국어 문서".encode("cp949"))
-    with pytest.raises(DocumentDecodeError, match="bad.txt"):
-        load_folder(tmp_path)
-    with pytest.raises(DocumentDecodeError, match="bad.txt"):
-        load_documents(bad)
+    bad.write_bytes("한국어 문서는 CP949로 저장되곤 한다".encode("cp949"))
+    load = read_corpus(tmp_path, "folder")
+    assert {d.id: d.text for d in load.documents}["bad"] == "한국어 문서는 CP949로 저장되곤 한다"
+    assert [(w.file, w.code) for w in load.warnings] == [("bad.txt", "encoding_guessed")]
+    (d,) = load_documents(bad)
+    assert d.text.startswith("한국어 문서")
 
 
 # -- folder --------------------------------------------------------------------------
-def test_folder_loader_reads_txt_and_md_recursively_sorted(tmp_path):
+def test_folder_loader_reads_documents_recursively_sorted(tmp_path):
     (tmp_path / "sub" / "deeper").mkdir(parents=True)
     (tmp_path / "b.txt").write_text("\n\nsecond doc body", encoding="utf-8")
     (tmp_path / "a.md").write_text("# Heading A\n\nbody of a", encoding="utf-8")
     (tmp_path / "sub" / "c.TXT").write_text("upper-case suffix", encoding="utf-8")
     (tmp_path / "sub" / "deeper" / "d.md").write_text("## 연차 휴가\n내용", encoding="utf-8")
-    (tmp_path / "ignored.pdf").write_bytes(b"%PDF")
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF")  # a PDF with nothing after its magic: reported, not indexed
     (tmp_path / "sub" / "ignored.json").write_text("{}", encoding="utf-8")
     (tmp_path / "dir.txt").mkdir()  # a folder named like a document is skipped
 
-    docs = load_folder(tmp_path)
+    load = read_corpus(tmp_path, "folder")
+    docs = load.documents
     ids = [d.id for d in docs]
-    assert ids == ["a.md", "b.txt", "sub/c.TXT", "sub/deeper/d.md"]
-    assert ids == sorted(ids)
+    assert ids == ["a", "b", "sub/c", "sub/deeper/d"]  # the relative path without its extension
     by_id = {d.id: d for d in docs}
-    assert by_id["a.md"].title == "Heading A"
-    assert by_id["a.md"].text == "# Heading A\n\nbody of a"
-    assert by_id["b.txt"].title == "second doc body"
-    assert by_id["sub/deeper/d.md"].title == "연차 휴가"
-    assert all(d.version == "1" for d in docs)
-    assert by_id["b.txt"].uri == (tmp_path / "b.txt").resolve().as_uri()
+    assert by_id["a"].title == "Heading A"
+    assert by_id["a"].text == "# Heading A\n\nbody of a"
+    assert by_id["sub/deeper/d"].title == "연차 휴가"
+    assert by_id["b"].text == "second doc body"
+    assert by_id["b"].version == hashlib.sha256((tmp_path / "b.txt").read_bytes()).hexdigest()[:16]
+    assert by_id["b"].uri == str(tmp_path / "b.txt")
+    assert by_id["b"].metadata["file"] == "b.txt" and by_id["sub/c"].metadata["format"] == "text"
+    assert [(f.file, f.reason) for f in load.failures] == [("broken.pdf", "corrupt")]
+    assert load.ignored == ("sub/ignored.json",)
+    assert [d.id for d in load_folder(tmp_path)] == ids  # the documents alone
 
 
-def test_folder_loader_empty_file_title_falls_back_to_path(tmp_path):
+def test_folder_loader_reports_an_empty_file(tmp_path):
     (tmp_path / "empty.txt").write_text("", encoding="utf-8")
-    (d,) = load_folder(tmp_path)
-    assert (d.id, d.title, d.text) == ("empty.txt", "empty.txt", "")
+    (tmp_path / "ok.txt").write_text("본문", encoding="utf-8")
+    load = read_corpus(tmp_path, "folder")
+    assert [d.id for d in load.documents] == ["ok"]
+    assert [(f.file, f.reason) for f in load.failures] == [("empty.txt", "empty")]
 
 
 # -- BEIR ----------------------------------------------------------------------------
@@ -224,17 +235,17 @@ def test_load_documents_dispatch(tmp_path):
     t = tmp_path / "note.md"
     t.write_text("hello", encoding="utf-8")
     (d,) = load_documents(t)
-    assert (d.id, d.title, d.text) == ("note.md", "note", "hello")
+    assert (d.id, d.title, d.text) == ("note", "note", "hello")
     folder = tmp_path / "f"
     folder.mkdir()
     (folder / "x.txt").write_text("x", encoding="utf-8")
-    assert [d.id for d in load_documents(folder)] == ["x.txt"]
+    assert [d.id for d in load_documents(folder)] == ["x"]
     with pytest.raises(InputError, match="not found"):
         load_documents(tmp_path / "missing.jsonl")
-    other = tmp_path / "data.csv"
-    other.write_text("a,b", encoding="utf-8")
-    with pytest.raises(InputError, match="cannot tell"):
-        load_documents(other)
+    image = tmp_path / "scan.png"
+    image.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    with pytest.raises(UnsupportedFileError, match="scan.png: this is a PNG image"):
+        load_documents(image)
 
 
 # -- check_unique --------------------------------------------------------------------------
