@@ -147,7 +147,8 @@ def cmd_eval_answers(args) -> int:
     progress, bars = progress_bars()
     try:
         rep = eval_answers(Path(args.dataset), cfg, progress=progress,
-                           extra_questions=[Path(f) for f in args.questions or ()])
+                           extra_questions=[Path(f) for f in args.questions or ()],
+                           files=Path(args.files) if getattr(args, "files", None) else None)
     finally:
         for b in bars.values():
             b.close()
@@ -157,6 +158,8 @@ def cmd_eval_answers(args) -> int:
     if len(rep.question_files) > 1:
         print("  questions from " + ", ".join(rep.question_files))
     print("\n".join(metrics_table("all questions", m)))
+    if "page_checked" in m:
+        print(f"  citations of correct answers whose page holds the quote: {m['page_holds_quote']} of {m['page_checked']}")
     for style, s in rep.by_style.items():
         print()
         print("\n".join(metrics_table(f"style {style} (share correct {_fmt(s['accuracy'])})", s)))

@@ -127,6 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("eval-answers", help="index a labelled folder, answer its questions and score the answers")
     s.add_argument("--dataset", required=True, help="folder with corpus.jsonl and questions.jsonl")
     s.add_argument("--config", default=DEFAULT_CONFIG)
+    s.add_argument("--files", default=None, metavar="FOLDER",
+                   help="index this folder of files (the corpus rendered as PDF, DOCX …) instead of corpus.jsonl")
     s.add_argument("--questions", action="append", metavar="FILE",
                    help="more questions (JSONL, same format) answered over the dataset's corpus, after its own "
                         "(repeatable)")

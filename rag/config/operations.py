@@ -66,6 +66,8 @@ class ServeConfig(Section):
     allow_unauthenticated: bool = False  # serve a non-loopback host without API keys (refused by default)
     shutdown_timeout_s: float = Field(30.0, gt=0)  # graceful shutdown: in-flight requests get this long
     index_poll_s: float = Field(1.0, gt=0)  # how often a worker checks the index on disk for a newer version
+    follow: tuple[str, ...] = ()  # folders of files kept in sync with the index, as `rag sync` does (relative to the config)
+    follow_interval_s: float = Field(30.0, gt=0)  # how often each followed folder is compared with the index
     trace: bool = True  # include the trace in answers unless the request says otherwise
     model_name: str = "rag"  # the model name /v1/chat/completions reports
     log_format: Literal["json", "text"] = "json"

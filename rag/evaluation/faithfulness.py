@@ -78,10 +78,14 @@ def gate_reading(result) -> GateReading | None:
 
 
 def eval_answers(dataset_dir: Path, config: RagConfig, *, progress: Progress | None = None,
-                 extra_questions: Iterable[str | Path] = ()) -> AnswersReport:
+                 extra_questions: Iterable[str | Path] = (), files: Path | None = None) -> AnswersReport:
     """Index ``dataset_dir/corpus.jsonl`` into a temporary folder (removed afterwards), answer every
     question of ``questions.jsonl``, then those of each ``extra_questions`` file (same format, same
     corpus; see :func:`load_answer_dataset`), with :meth:`Pipeline.answer` and score the answers.
+
+    ``files``: index this folder of files instead (the same documents rendered as PDF, DOCX …,
+    with ids and versions from its manifest); the metrics then also count the correct answers'
+    citations whose page holds their quote (``page_checked``, ``page_holds_quote``).
 
     ``progress(stage, done, total)``: ``embed`` with the chunks embedded per batch (total 0), then
     ``answer`` with the running count of questions answered."""
@@ -89,18 +93,53 @@ def eval_answers(dataset_dir: Path, config: RagConfig, *, progress: Progress | N
     data = load_answer_dataset(dataset_dir, extra_questions)
     rows: list[AnswerRow] = []
     with tempfile.TemporaryDirectory(prefix="rag-eval-answers-") as tmp:
-        cfg = config.with_overrides({"corpus.paths": [str(data.corpus_path.resolve())], "corpus.format": "jsonl",
+        corpus = (str(files.resolve()), "folder") if files is not None else (str(data.corpus_path.resolve()), "jsonl")
+        cfg = config.with_overrides({"corpus.paths": [corpus[0]], "corpus.format": corpus[1],
                                      "index.path": str(Path(tmp) / "index")})
         p = Pipeline(cfg)
         embed_progress = (lambda n: progress("embed", n, 0)) if progress else None
-        p.build_index(force=True, progress=embed_progress)
-        logger.info("indexed %s; answering %d questions", data.corpus_path, len(data.questions))
+        docs = p.load_corpus()
+        p.build_index(docs, force=True, progress=embed_progress)
+        logger.info("indexed %s; answering %d questions", corpus[0], len(data.questions))
+        pages = PageCheck({d.key: d for d in docs}) if files is not None else None
         for i, q in enumerate(data.questions):
             r = p.answer(q.question)
             cited = [(c.document_id, c.document_version) for c in r.citations]
-            rows.append(score_answer(q, r.status, r.answer, cited, data.latest, r.reason, gate_reading(r)))
+            row = score_answer(q, r.status, r.answer, cited, data.latest, r.reason, gate_reading(r))
+            rows.append(row)
+            if pages is not None and row.correct:
+                pages.check(r.citations)
             if progress:
                 progress("answer", i + 1, len(data.questions))
     date = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    return AnswersReport(str(data.path), config.hash, date, answer_metrics(rows), style_metrics(rows), tuple(rows),
+    metrics = dict(answer_metrics(rows))
+    if pages is not None:
+        metrics.update(page_checked=pages.checked, page_holds_quote=pages.held)
+    return AnswersReport(str(data.path), config.hash, date, metrics, style_metrics(rows), tuple(rows),
                          time.perf_counter() - t0, tuple(str(f) for f in data.question_files))
+
+
+class PageCheck:
+    """Counts cited quotes that lie, verbatim, on the page(s) their citation names."""
+
+    def __init__(self, docs: Mapping[tuple[str, str], object]) -> None:
+        self.docs = docs
+        self.checked = 0
+        self.held = 0
+
+    def check(self, citations) -> None:
+        for c in citations:
+            doc = self.docs.get((c.document_id, c.document_version))
+            pages = doc.metadata.get("pages") if doc is not None else None
+            if not pages or c.page is None or not c.quote.strip():
+                continue
+            self.checked += 1
+            starts = [s for s, _ in pages]
+            numbers = [n for _, n in pages]
+            last = c.page_end if c.page_end is not None else c.page
+            if c.page not in numbers or last not in numbers:
+                continue
+            lo = starts[numbers.index(c.page)]
+            j = numbers.index(last) + 1
+            hi = starts[j] if j < len(starts) else len(doc.text)
+            self.held += c.quote.strip() in doc.text[lo:hi]

@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from rag.index.protocol import Index
+from rag.index.updates import UpdateReport
+
 from rag.documents import FileFailure, FileWarning, load_folder, load_manifest
 from rag.documents.folder import candidate_files
 from rag.index.layout import DocumentRecord
@@ -30,6 +33,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 BATCH = 64  # documents per persisted update
+Operation = Callable[[Index], UpdateReport]
+Writer = Callable[[Operation], UpdateReport]  # applies one operation durably and returns its report
 
 
 @dataclass(frozen=True)
@@ -97,8 +102,10 @@ def plan_sync(pipeline: "Pipeline", root: Path) -> SyncPlan:
 
 
 def sync_folder(pipeline: "Pipeline", folder: str | Path, *, dry_run: bool = False,
-                progress: Callable[[int], None] | None = None) -> SyncReport:
-    """Apply :func:`plan_sync` (see the module docstring); ``dry_run`` only plans."""
+                progress: Callable[[int], None] | None = None, write: Writer | None = None) -> SyncReport:
+    """Apply :func:`plan_sync` (see the module docstring); ``dry_run`` only plans. ``write``
+    applies each batch durably (default: on the pipeline's index, persisted by its backend; the
+    service passes its writer so the batches are published to the requests it serves)."""
     t0 = time.perf_counter()
     root = Path(folder)
     plan = plan_sync(pipeline, root)
@@ -111,7 +118,7 @@ def sync_folder(pipeline: "Pipeline", folder: str | Path, *, dry_run: bool = Fal
             pipeline.build_index([f.document for f in got.loaded] if got else [])
             embedded = len(pipeline.index)
         else:
-            embedded = _apply(pipeline, plan, got.loaded if got else ())
+            embedded = _apply(write or _persisting(pipeline), plan, got.loaded if got else ())
     failed_files = {f.file for f in failed}
     return SyncReport(str(root), tuple(r for r in plan.add if r not in failed_files),
                       tuple(r for r in plan.update if r not in failed_files), tuple(r for r, _ in plan.remove),
@@ -119,17 +126,32 @@ def sync_folder(pipeline: "Pipeline", folder: str | Path, *, dry_run: bool = Fal
                       embedded, time.perf_counter() - t0)
 
 
-def _apply(pipeline: "Pipeline", plan: SyncPlan, loaded) -> int:
+def _persisting(pipeline: "Pipeline") -> Writer:
+    def write(op: Operation) -> UpdateReport:
+        return pipeline._updated(op(pipeline.index))
+    return write
+
+
+def _delete(doc_id: str) -> Operation:
+    def op(idx: Index) -> UpdateReport:
+        if not any(k[0] == doc_id for k in idx.documents):  # gone already (a rerun after a kill)
+            return UpdateReport((), (), (), 0)
+        return idx.delete(doc_id)
+    return op
+
+
+def _replace(docs: list) -> Operation:
+    return lambda idx: idx.replace(docs)
+
+
+def _apply(write: Writer, plan: SyncPlan, loaded) -> int:
     embedded = 0
     new_ids = {f.document.id for f in loaded}
     for _, doc_id in plan.remove:
-        if doc_id in new_ids:  # the id moved to another file: the replace below drops the old version
-            continue
-        if any(k[0] == doc_id for k in pipeline.index.documents):
-            pipeline.delete_document(doc_id)
+        if doc_id not in new_ids:  # an id that moved to another file: the replace below drops the old version
+            write(_delete(doc_id))
     for i in range(0, len(loaded), BATCH):
-        batch = [f.document for f in loaded[i:i + BATCH]]
-        embedded += pipeline.replace_documents(batch).chunks_embedded
+        embedded += write(_replace([f.document for f in loaded[i:i + BATCH]])).chunks_embedded
         logger.info("sync: %d/%d documents written", min(i + BATCH, len(loaded)), len(loaded))
     return embedded
 

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import contextvars
 import logging
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -80,6 +81,8 @@ class Service:
         self._waiting = 0
         self._last_poll = 0.0
         self._sync: asyncio.Future | None = None
+        self._stop = threading.Event()
+        self.follow_reports: dict[str, object] = {}  # folder -> its last rag.pipeline.sync.SyncReport
 
     # -- life cycle ------------------------------------------------------------------
     def start(self) -> None:
@@ -97,8 +100,33 @@ class Service:
         self.not_ready_reason = ""
         idx = self.pipeline.index
         logger.info("ready: index %s (%d documents, %d chunks)", idx.version_name, len(idx.documents), len(idx))
+        if self.settings.follow:
+            threading.Thread(target=self._follow_loop, name="rag-follow", daemon=True).start()
+
+    # -- followed folders (serve.follow) ---------------------------------------------
+    def _follow_loop(self) -> None:
+        folders = [self.config.resolve(f) for f in self.settings.follow]
+        while not self._stop.is_set():
+            for folder in folders:
+                try:
+                    self.writer.submit(self.follow_once, folder).result()
+                except Exception:  # a folder gone for a while, a full disk: the next round tries again
+                    logger.warning("could not sync %s; will retry", folder, exc_info=True)
+            self._stop.wait(self.settings.follow_interval_s)
+
+    def follow_once(self, folder) -> object:
+        """One `rag sync` of ``folder`` through this service's writer (on the writer thread): each
+        batch is published to the requests that start after it."""
+        from rag.pipeline.sync import sync_folder
+
+        rep = sync_folder(self.pipeline, folder, write=lambda op: self._write_now(op).report)
+        self.follow_reports[str(folder)] = rep
+        if rep.added or rep.updated or rep.removed or rep.failed:
+            logger.info("followed %s: %s", folder, rep.summary())
+        return rep
 
     def close(self) -> None:
+        self._stop.set()
         self.compute.shutdown(wait=False, cancel_futures=True)
         self.writer.shutdown(wait=False, cancel_futures=True)
 
@@ -113,6 +141,8 @@ class Service:
             out |= {"index_version": idx.version_name, "documents": len(idx.documents), "chunks": len(idx),
                     "config_hash": self.config.hash, "models": self.model_ids(),
                     "tools": len(self.tools) if self.tools is not None else 0}
+            if self.follow_reports:
+                out["followed"] = {f: r.summary() for f, r in sorted(self.follow_reports.items())}
         return out
 
     def model_ids(self) -> dict[str, str]:

@@ -66,19 +66,17 @@ def test_a_killed_sync_is_finished_by_the_next_one(target, tmp_path, monkeypatch
     for i in range(4):
         (folder / f"new{i}.txt").write_text(f"새 규정 {i}: 보고서는 {i + 1}일 안에 낸다.\n", encoding="utf-8")
     monkeypatch.setattr(sync_mod, "BATCH", 2)
-    real = Pipeline.replace_documents
+    real = sync_mod._persisting(p)
     calls = []
 
-    def dies_on_second_batch(self, docs):
-        calls.append(len(list(docs)))
+    def dies_on_second_batch(op):
+        calls.append(op)
         if len(calls) == 2:
             raise KeyboardInterrupt  # as if killed between two persisted batches
-        return real(self, docs)
+        return real(op)
 
-    monkeypatch.setattr(Pipeline, "replace_documents", dies_on_second_batch)
     with pytest.raises(KeyboardInterrupt):
-        sync_folder(p, folder)
-    monkeypatch.setattr(Pipeline, "replace_documents", real)
+        sync_folder(p, folder, write=dies_on_second_batch)
     reopened = _pipeline(target, tmp_path / "a", folder)
     plan = plan_sync(reopened, folder)
     assert len(plan.add) == 2 and not plan.update  # the first batch was persisted
