@@ -63,7 +63,8 @@ _SR_ONLY = frozenset("sr-only screen-reader-text visually-hidden visuallyhidden 
 _TOKEN_SPLIT = re.compile(r"[^a-z0-9]+")
 _WS = re.compile(r"[ \t\r\n\f]+")
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
-_META_CHARSET = re.compile(rb"<meta[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_:.\-]+)", re.IGNORECASE)
+_META_CHARSET = re.compile(rb"<meta[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_:.\-]+)"
+                           rb"|<\?xml[^>]*?encoding\s*=\s*[\"']([A-Za-z0-9_:.\-]+)", re.IGNORECASE)
 _LANDMARK_SCOPE = frozenset({"article", "main", "section", "aside", "nav"})
 
 
@@ -141,6 +142,9 @@ def _marked(node: _Node) -> bool:
         return True
     if any(t in _HEADER_TOKENS for t in tokens):
         return not any(n.tag == "h1" for n in node.iter())
+    if "location" in tokens:  # the usual name of a breadcrumb on Korean sites: "홈 > 공지 > …"
+        text = node.text()
+        return len(text) < 300 and any(sep in text for sep in (">", "›", "»", "→"))
     return False
 
 
@@ -170,9 +174,17 @@ class _Walker:
         self.kind: list[tuple[BlockKind, int]] = [("paragraph", 0)]
         self.pre = 0
         self.first_heading = ""
+        self.soft_dropped: set[int] = set()
 
     # -- dropping
     def dropped(self, node: _Node) -> bool:
+        if self._dropped(node):
+            if self.soft and node.tag not in _HARD_DROP:
+                self.soft_dropped.add(id(node))
+            return True
+        return False
+
+    def _dropped(self, node: _Node) -> bool:
         tag = node.tag
         if tag in _HARD_DROP or _hidden(node):
             return True
@@ -351,7 +363,7 @@ class HtmlLoader:
     def extract(self, data: bytes, name: str) -> Extracted:
         asm = TextAssembler(self.format)
         m = _META_CHARSET.search(data[:4096])
-        declared = m.group(1).decode("ascii", "replace") if m else None
+        declared = (m.group(1) or m.group(2)).decode("ascii", "replace") if m else None
         builder = _TreeBuilder()
         builder.feed(decode_text(data, name, asm, declared=declared))
         builder.close()
@@ -373,9 +385,9 @@ class HtmlLoader:
             if asm.length:
                 asm.warn("boilerplate_kept", "every part of the page looked like navigation or page furniture; "
                          "read the whole page with only scripts and styles dropped")
-        elif not marked:
-            asm.warn("main_not_marked", "the page marks no <main> or <article>; navigation, headers and footers "
-                     "were removed by their tags and names")
+        elif not marked and walker.soft_dropped:
+            asm.warn("main_not_marked", f"the page marks no <main> or <article>; {len(walker.soft_dropped)} parts were "
+                     "removed as navigation, headers, footers or banners by their tags and names")
         return asm.done(title=title or walker.first_heading, metadata=metadata)
 
     @staticmethod

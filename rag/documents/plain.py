@@ -106,6 +106,7 @@ def decode_text(data: bytes, name: str, asm: TextAssembler, declared: str | None
     Raises :class:`GarbageFileError` when the bytes are not plausibly text."""
     text: str | None = None
     encoding = ""
+    declared_codec: str | None = None
     for bom, enc in _BOMS:
         if data.startswith(bom):
             try:
@@ -115,7 +116,7 @@ def decode_text(data: bytes, name: str, asm: TextAssembler, declared: str | None
                                data) from None
             break
     if text is None and declared:
-        codec = normalise_encoding(declared)
+        codec = declared_codec = normalise_encoding(declared)
         if codec is None:
             asm.warn("encoding_unknown", f"the file declares the encoding {declared!r}, which is unknown; ignored")
         else:
@@ -137,6 +138,12 @@ def decode_text(data: bytes, name: str, asm: TextAssembler, declared: str | None
             text, encoding = data.decode("utf-8"), "utf-8"
         except UnicodeDecodeError:
             guessed = _detect(data)
+            if guessed is None and declared_codec:
+                text, encoding = data.decode(declared_codec, errors="replace"), declared_codec
+                asm.warn("encoding_guessed", f"the bytes do not all decode as the declared {declared!r}; read as "
+                         f"{declared_codec} with {text.count(chr(0xFFFD))} undecodable bytes replaced")
+                _check_plausible(text, name, data, encoding)
+                return text.replace("\r\n", "\n").replace("\r", "\n")
             if guessed is None:
                 raise _garbage(name, "bytes that no text encoding fits (not UTF-8, CP949, EUC-KR or another "
                                "known encoding)", data) from None
@@ -191,20 +198,20 @@ def _plain(value: object) -> object:
     return value
 
 
-def split_front_matter(text: str, asm: TextAssembler) -> tuple[dict[str, object], str]:
-    """(metadata, body) of a Markdown text; a front matter that is not a YAML mapping leaves the
-    text as it is, with a ``front_matter_invalid`` warning."""
-    if not text.startswith("---"):
-        return {}, text
+def split_front_matter(text: str, asm: TextAssembler) -> tuple[dict[str, object], str, str]:
+    """(metadata, kept, body) of a Markdown text. A front matter that is not a YAML mapping is
+    returned as ``kept`` (its lines without the ``---`` fences, to be read as one paragraph, not
+    as Markdown) with a ``front_matter_invalid`` warning."""
     lines = text.split("\n")
     if lines[0].rstrip() != "---":
-        return {}, text
+        return {}, "", text
     end = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
     if end is None:
-        return {}, text
+        return {}, "", text
     import yaml
 
     raw = "\n".join(lines[1:end])
+    body = "\n".join(lines[end + 1:])
     try:
         data = yaml.safe_load(raw) if raw.strip() else {}
     except yaml.YAMLError as exc:
@@ -212,14 +219,14 @@ def split_front_matter(text: str, asm: TextAssembler) -> tuple[dict[str, object]
         line = f" (line {where.line + 2})" if where is not None else ""
         asm.warn("front_matter_invalid", f"the front matter is not valid YAML{line}: "
                  f"{getattr(exc, 'problem', None) or exc}; it is kept as text and no metadata is read from it")
-        return {}, text
+        return {}, raw, body
     if not isinstance(data, Mapping):
         asm.warn("front_matter_invalid", f"the front matter is a YAML {type(data).__name__}, not a mapping of "
                  "keys to values; it is kept as text")
-        return {}, text
+        return {}, raw, body
     meta = _plain(data)
     assert isinstance(meta, dict)
-    return meta, "\n".join(lines[end + 1:])
+    return meta, "", body
 
 
 def _cells(line: str) -> list[str]:
@@ -238,7 +245,9 @@ class MarkdownLoader:
 
     def extract(self, data: bytes, name: str) -> Extracted:
         asm = TextAssembler(self.format)
-        meta, body = split_front_matter(decode_text(data, name, asm), asm)
+        meta, kept, body = split_front_matter(decode_text(data, name, asm), asm)
+        if kept:
+            asm.block("paragraph", kept)
         first_heading = self._blocks(body.split("\n"), asm)
         title = meta.get("title")
         return asm.done(title=str(title) if isinstance(title, (str, int, float)) and str(title).strip()
