@@ -359,13 +359,17 @@ class ExtractiveGenerator:
     def _delegated(self, question: str, ranked: list[_Unit]) -> bool:
         """A numeric question whose best-matching unit delegates the value (``별표 2에 따른다``,
         ``법무부령으로 정한다``) and states no quantity of the wanted kind, while no unit stating one
-        matches as well: the value is not in these sources."""
+        matches as well: the value is not in these sources. A delegating unit whose own block states
+        a quantity of the wanted kind does not count."""
         want = QUANTITY_KINDS.get(wanted_fact(question))
         if want is None:
             return False
-        deleg = [u.pre for u in ranked if u.delegates and not u.kinds & want]
-        answers = [u.pre for u in ranked if u.kinds & want]
-        return bool(deleg) and max(deleg) > max(answers, default=0.0)
+        answering = [u for u in ranked if u.kinds & want]
+        stated_in = {u.block_pos for u in answering}
+        # A delegation in a block that itself states the asked kind of value (① keeps records 15 years,
+        # ② leaves their kinds to a decree) delegates something else.
+        deleg = [u.pre for u in ranked if u.delegates and not u.kinds & want and u.block_pos not in stated_in]
+        return bool(deleg) and max(deleg) > max((u.pre for u in answering), default=0.0)
 
     def generate(self, request: GenerationRequest) -> GenerationOutput:
         t0 = time.perf_counter()
