@@ -164,23 +164,24 @@ class HwpLoader:
             raise DependencyError("reading HWP files needs the 'olefile' package; pip install olefile") from None
         try:
             ole = olefile.OleFileIO(io.BytesIO(data))
-        except (OSError, ValueError, struct.error) as exc:
-            raise CorruptFileError(f"{name}: not a readable HWP compound file ({exc}); open it in Hangul and save "
-                                   "it again", file=name) from None
+        except (OSError, ValueError, struct.error, IndexError) as exc:
+            logger.info("%s: olefile refused the file: %s", name, exc)
+            raise CorruptFileError(f"{name}: not a readable HWP compound file (its container structure is broken); "
+                                   "open it in Hangul and save it again", file=name) from None
         try:
             return self._extract(ole, name)
         except (OSError, ValueError, struct.error, IndexError, zlib.error) as exc:
-            if isinstance(exc, (CorruptFileError, EncryptedFileError, UnsupportedFileError)):
-                raise
-            raise CorruptFileError(f"{name}: the HWP structure is damaged ({type(exc).__name__}: {exc}); open it "
-                                   "in Hangul and save it again", file=name) from None
+            raise CorruptFileError(f"{name}: the HWP structure is damaged ({type(exc).__name__}: {exc}); open "
+                                   "it in Hangul and save it again", file=name) from None
         finally:
             ole.close()
 
     def _extract(self, ole: Any, name: str) -> Extracted:
         props, version = _file_header(ole, name)
         budget = [MAX_UNCOMPRESSED]
-        styles = _Styles.read(_stream(ole, "DocInfo", props, name, budget), name) if ole.exists("DocInfo") else _Styles()
+        styles = _Styles()
+        if ole.exists("DocInfo"):
+            styles = _Styles.read(_stream(ole, "DocInfo", props, name, budget), name)
         sections = sorted((int(e[1][7:]), "/".join(e)) for e in ole.listdir()
                           if len(e) == 2 and e[0] == "BodyText" and re.fullmatch(r"Section\d+", e[1]))
         if not sections:
@@ -374,7 +375,9 @@ class _Body:
 
     def table(self, ctrl: _Rec) -> list[Part]:
         table = next((c for c in ctrl.children if c.tag == TAG_TABLE), None)
-        nrows, ncols = struct.unpack_from("<HH", table.data, 4) if table is not None and len(table.data) >= 8 else (0, 0)
+        nrows = ncols = 0
+        if table is not None and len(table.data) >= 8:
+            nrows, ncols = struct.unpack_from("<HH", table.data, 4)
         before_table = True
         caption: list[str] = []
         cells: list[tuple[int, int, list[_Rec]]] = []

@@ -22,6 +22,7 @@ import io
 import logging
 import re
 import zipfile
+import zlib
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Iterable, Union
@@ -86,7 +87,7 @@ class HwpxLoader:
     def extract(self, data: bytes, name: str) -> Extracted:
         try:
             zf = zipfile.ZipFile(io.BytesIO(data))
-        except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError) as exc:
             raise CorruptFileError(f"{name}: not a readable HWPX archive ({exc}); open it in Hangul and "
                                    "save it again", file=name) from None
         with zf:
@@ -124,7 +125,8 @@ class _Package:
         try:
             with self.zf.open(info) as fh:
                 blob = fh.read(MAX_UNCOMPRESSED - self._read_total + 1)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError) as exc:
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError, NotImplementedError,
+                zlib.error) as exc:
             if "encrypt" in str(exc).lower():
                 raise EncryptedFileError(f"{self.name}: the archive is password-protected; save an unprotected "
                                          "copy from Hangul and index that", file=self.name) from None

@@ -57,6 +57,7 @@ class Line:
     space_adv: float  # median advance of the line's space glyphs (0 when none)
     cells: tuple[str, ...]  # the text runs between wide gaps (one when no gap)
     cell_x: tuple[float, ...]  # left edge of each cell
+    ocr: bool = False  # read by OCR: word boxes, no type size or weight to trust
 
 
 def _segments(glyphs: Sequence[Glyph]) -> list[list[Glyph]]:

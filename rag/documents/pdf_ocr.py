@@ -45,15 +45,20 @@ def parse_tsv(tsv: str, page: int, page_height: float, dpi: int,
     lines = []
     for ws in words.values():
         ws.sort()
-        text = clean(" ".join(w[4] for w in ws))
+        size = statistics.median(w[3] for w in ws) or 10.0
+        # tesseract's Korean model often cuts a word into syllables: a gap narrower than a
+        # fifth of the type height is no space
+        parts = [ws[0][4]]
+        for prev, w in zip(ws, ws[1:]):
+            parts.append(("" if w[0] - (prev[0] + prev[2]) < 0.2 * size else " ") + w[4])
+        text = clean("".join(parts))
         if not text:
             continue
-        size = statistics.median(w[3] for w in ws) or 10.0
         first = ws[0]
         bottom = max(w[1] + w[3] for w in ws)
         lines.append(Line(page, text, first[0], max(w[0] + w[2] for w in ws), page_height - bottom,
                           size, False, first[2] / max(len(first[4]), 1), first[2], False, False,
-                          0.0, (text,), (first[0],)))
+                          0.0, (text,), (first[0],), ocr=True))
     lines.sort(key=lambda ln: -ln.y)
     return lines, (statistics.fmean(confs) if confs else None)
 

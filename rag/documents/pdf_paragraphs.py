@@ -66,6 +66,7 @@ class _Block:
 
 
 def measure(lines: Sequence[Line]) -> Metrics:
+    lines = [ln for ln in lines if not ln.ocr] or list(lines)
     chars: dict[float, int] = {}
     for ln in lines:
         key = round(ln.size * 2) / 2
@@ -113,6 +114,8 @@ def _heading_levels(lines: Sequence[Line], m: Metrics) -> dict[float, int]:
 
 
 def _is_heading(ln: Line, m: Metrics) -> bool:
+    if ln.ocr:
+        return False
     if ln.size >= 1.08 * m.body_size:
         return True
     width = m.margin(ln.page) - ln.x0
