@@ -35,13 +35,13 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Union
 
 from rag.documents.assemble import TextAssembler, clean
+from rag.documents.hangul import OUTLINE_STYLE, HangulBody, pick_title
 from rag.documents.model import Extracted
 from rag.errors import CorruptFileError, DependencyError, EncryptedFileError, UnsupportedFileError
 
 logger = logging.getLogger(__name__)
 
 MAX_UNCOMPRESSED = 200_000_000  # bytes of records one HWP file may inflate to
-MAX_HEADING_CHARS = 120  # an outline-styled paragraph longer than this stays a paragraph
 SIGNATURE = b"HWP Document File"
 
 BEGIN = 0x10
@@ -58,7 +58,6 @@ _CHAR_MAP = {10: "\n", 24: "-", 30: "\u00a0", 31: " "}
 _SKIPPED = frozenset((b"head", b"foot", b"tcmt", b"secd", b"cold", b"eqed", b"pgnp", b"pghd", b"atno",
                       b"nwno", b"bokm", b"idxm", b"tdut", b"tcps"))
 _NOTES = frozenset((b"fn  ", b"en  "))
-_OUTLINE_STYLE = re.compile(r"^\s*(?:개요|outline)\s*(\d+)\s*$", re.IGNORECASE)
 _SUMMARY = "\x05HwpSummaryInformation"
 _SUMMARY_FIELDS = {2: "title", 3: "subject", 4: "author", 5: "keywords", 6: "comments", 20: "date"}
 
@@ -283,7 +282,7 @@ class _Styles:
                     english, _ = _utf16(data, pos)
                 except struct.error:
                     local = english = ""
-                m = _OUTLINE_STYLE.match(local) or _OUTLINE_STYLE.match(english)
+                m = OUTLINE_STYLE.match(local) or OUTLINE_STYLE.match(english)
                 if m:
                     out.by_style[style_id] = int(m.group(1))
                 style_id += 1
@@ -296,15 +295,12 @@ class _Styles:
         return self.by_style.get(style, 0) or self.by_para_shape.get(shape, 0)
 
 
-class _Body:
+class _Body(HangulBody):
     """Walks the record tree of each section and feeds the assembler."""
 
     def __init__(self, asm: TextAssembler, styles: _Styles) -> None:
-        self.asm, self.styles = asm, styles
-        self.notes: list[str] = []
-        self.flattened = 0
-        self.first_text = ""  # the first paragraph or heading
-        self.opening = ""  # the first ~2,000 characters of text, tables included
+        super().__init__(asm)
+        self.styles = styles
 
     def section(self, roots: list[_Rec]) -> None:
         for rec in roots:
@@ -312,26 +308,7 @@ class _Body:
                 self.emit(rec)
 
     def emit(self, para: _Rec) -> None:
-        level = self.styles.level(para.data)
-        for part in self.parts(para):
-            if isinstance(part, _Table):
-                self.asm.table(part.rows)
-                if len(self.opening) < 2000:
-                    self.opening += " ".join(c for row in part.rows for c in row)
-                continue
-            text = clean(part)
-            heading = bool(level) and len(text) <= MAX_HEADING_CHARS and "\n" not in text
-            if self.asm.block("heading" if heading else "paragraph", part, level):
-                self.first_text = self.first_text or " ".join(text.split())
-                if len(self.opening) < 2000:
-                    self.opening += text
-
-    def finish(self) -> None:
-        for note in self.notes:
-            self.asm.block("paragraph", note)
-        if self.flattened:
-            self.asm.warn("table_flattened", f"{self.flattened} table(s) inside table cells were flattened into "
-                                             "the cell text")
+        self.write(self.parts(para), self.styles.level(para.data))
 
     # -- one paragraph -------------------------------------------------------------------------
     def parts(self, para: _Rec) -> list[Part]:
@@ -440,15 +417,3 @@ def _grid(cells: list[tuple[int, int, str]], nrows: int, ncols: int) -> list[lis
     for r, c, t in cells:
         rows.setdefault(r, []).append((c, t))
     return [[t for _, t in sorted(rows[r])] for r in sorted(rows)]
-
-
-def pick_title(declared: str, body: "_Body", meta: dict[str, object]) -> str:
-    """The file's declared title when the opening text contains it, else the first paragraph.
-    Real files often carry a stale title from the template they were made from ("기성회규약" on
-    a 대학원편입학운영내규); such a title is kept as ``file_title`` in the metadata."""
-    squash = "".join(declared.split())
-    if squash and squash in "".join(body.opening.split()):
-        return declared
-    if squash:
-        meta["file_title"] = declared
-    return body.first_text[:200]

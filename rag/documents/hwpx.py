@@ -28,16 +28,15 @@ from dataclasses import dataclass, field
 from typing import Iterable, Union
 
 from rag.documents.assemble import TextAssembler, clean
+from rag.documents.hangul import OUTLINE_STYLE, HangulBody, pick_title
 from rag.documents.model import Extracted
 from rag.errors import CorruptFileError, EncryptedFileError
 
 logger = logging.getLogger(__name__)
 
 MAX_UNCOMPRESSED = 200_000_000  # bytes of XML a single HWPX may unpack to
-MAX_HEADING_CHARS = 120  # an outline-styled paragraph longer than this stays a paragraph
 _DTD = re.compile(rb"<!(DOCTYPE|ENTITY)", re.IGNORECASE)
 _SECTION = re.compile(r"(?:^|/)section(\d+)\.xml$", re.IGNORECASE)
-_OUTLINE_STYLE = re.compile(r"^\s*(?:개요|outline)\s*(\d+)\s*$", re.IGNORECASE)
 _SKIPPED_CTRLS = {"header", "footer", "hiddenComment", "pageNum", "pageHiding", "newNum", "autoNum",
                   "colPr", "bookmark", "indexmark", "fieldBegin", "fieldEnd", "pageNumCtrl"}
 _NOTES = {"footNote", "endNote"}
@@ -99,7 +98,7 @@ class HwpxLoader:
             body = _Body(asm, styles)
             for path in sections:
                 body.section(pkg.xml(path))
-            body.notes_at_end()
+            body.finish()
         title = pick_title(str(meta.pop("title", "")), body, meta)
         meta["sections"] = len(sections)
         return asm.done(title=title, metadata=meta)
@@ -207,7 +206,7 @@ class _Package:
         for el in root.iter():
             tag = _local(el.tag)
             if tag == "style" and el.get("type", "PARA").upper() == "PARA":
-                m = _OUTLINE_STYLE.match(el.get("name", "")) or _OUTLINE_STYLE.match(el.get("engName", ""))
+                m = OUTLINE_STYLE.match(el.get("name", "")) or OUTLINE_STYLE.match(el.get("engName", ""))
                 if m:
                     out.by_style[el.get("id", "")] = int(m.group(1))
             elif tag == "paraPr":
@@ -217,41 +216,19 @@ class _Package:
         return out
 
 
-class _Body:
+class _Body(HangulBody):
     """Walks section XML and feeds the assembler."""
 
     def __init__(self, asm: TextAssembler, styles: _Styles) -> None:
-        self.asm, self.styles = asm, styles
-        self.notes: list[str] = []
-        self.flattened = 0
-        self.first_text = ""  # the first paragraph or heading
-        self.opening = ""  # the first ~2,000 characters of text, tables included
+        super().__init__(asm)
+        self.styles = styles
 
     def section(self, root: ET.Element) -> None:
         for p in _children(root, "p"):
             self.emit(p)
 
     def emit(self, p: ET.Element) -> None:
-        level = self.styles.level(p)
-        for part in self.parts(p):
-            if isinstance(part, _Table):
-                self.asm.table(part.rows)
-                if len(self.opening) < 2000:
-                    self.opening += " ".join(c for row in part.rows for c in row)
-            else:
-                text = clean(part)
-                heading = bool(level) and len(text) <= MAX_HEADING_CHARS and "\n" not in text
-                if self.asm.block("heading" if heading else "paragraph", part, level):
-                    self.first_text = self.first_text or " ".join(text.split())
-                    if len(self.opening) < 2000:
-                        self.opening += text
-
-    def notes_at_end(self) -> None:
-        for note in self.notes:
-            self.asm.block("paragraph", note)
-        if self.flattened:
-            self.asm.warn("table_flattened", f"{self.flattened} table(s) inside table cells were flattened into "
-                                             "the cell text")
+        self.write(self.parts(p), self.styles.level(p))
 
     # -- one paragraph -------------------------------------------------------------------------
     def parts(self, p: ET.Element) -> list[Part]:
@@ -333,15 +310,3 @@ def _t_text(t: ET.Element) -> str:
         out.append(_INLINE_CHARS.get(_local(child.tag), ""))
         out.append(child.tail or "")
     return "".join(out)
-
-
-def pick_title(declared: str, body: "_Body", meta: dict[str, object]) -> str:
-    """The file's declared title when the opening text contains it, else the first paragraph.
-    Real files often carry a stale title from the template they were made from ("기성회규약" on
-    a 대학원편입학운영내규); such a title is kept as ``file_title`` in the metadata."""
-    squash = "".join(declared.split())
-    if squash and squash in "".join(body.opening.split()):
-        return declared
-    if squash:
-        meta["file_title"] = declared
-    return body.first_text[:200]

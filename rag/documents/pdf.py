@@ -17,7 +17,6 @@ from __future__ import annotations
 import ctypes
 import logging
 import shutil
-import statistics
 import subprocess
 from dataclasses import dataclass
 from typing import Any, Sequence
