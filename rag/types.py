@@ -12,6 +12,16 @@ def _freeze(meta: Mapping[str, object] | None) -> Mapping[str, object]:
     return MappingProxyType(dict(meta or {}))
 
 
+def page_at(first: int | None, breaks: tuple[tuple[int, int], ...], offset: int | None) -> int | None:
+    """The page at ``offset`` into a text that starts on page ``first`` and has pages beginning
+    at ``breaks`` (``(offset, page)``, sorted); ``offset=None``: the last page."""
+    page = first
+    for at, number in breaks:
+        if offset is None or at <= offset:
+            page = number
+    return page
+
+
 @dataclass(frozen=True)
 class Document:
     """A source document. ``(id, version)`` identifies it in an index."""
@@ -57,15 +67,11 @@ class Chunk:
     @property
     def page_end(self) -> int | None:
         """The last page the chunk's text is on."""
-        return self.page_breaks[-1][1] if self.page_breaks else self.page
+        return page_at(self.page, self.page_breaks, None)
 
     def page_at(self, offset: int) -> int | None:
         """The page of the character at ``offset`` into the chunk's text."""
-        page = self.page
-        for at, number in self.page_breaks:
-            if at <= offset:
-                page = number
-        return page
+        return page_at(self.page, self.page_breaks, offset)
 
 
 @dataclass(frozen=True)

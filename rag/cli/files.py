@@ -42,13 +42,14 @@ def on_error_overrides(args) -> None:
 
 
 def cmd_extract(args) -> int:
-    from rag.documents import load_file, read_file
+    from rag.documents import read_file
+    from rag.documents.folder import file_document
     from rag.index.chunking import Chunker
 
     cfg = load_cli_config(args)
     path = Path(args.file)
     f = read_file(path, cfg.corpus, name=str(path))
-    doc = load_file(path, cfg.corpus).document
+    doc = file_document(f).document
     chunks = Chunker(cfg.chunking).chunk(doc)
     ex = f.extracted
     if args.json:

@@ -36,7 +36,7 @@ from rag.context.sanitize import neutralize
 from rag.errors import BudgetError, EvidenceError
 from rag.text.segment import safe_cuts
 from rag.text.tokens import TokenCounter
-from rag.types import Candidate, Ordering
+from rag.types import Candidate, Ordering, page_at
 
 logger = logging.getLogger(__name__)
 
@@ -135,15 +135,11 @@ class ContextBlock:
 
     @property
     def page_end(self) -> int | None:
-        return self.page_breaks[-1][1] if self.page_breaks else self.page
+        return page_at(self.page, self.page_breaks, None)
 
     def page_at(self, offset: int) -> int | None:
         """The page of the character at ``offset`` into the block's text."""
-        page = self.page
-        for at, number in self.page_breaks:
-            if at <= offset:
-                page = number
-        return page
+        return page_at(self.page, self.page_breaks, offset)
 
 
 @dataclass(frozen=True)
@@ -310,7 +306,7 @@ class ContextBuilder:
                     continue
             body, n_neutral = neutralize(e.text)
             head_tokens = header_tokens(self.counter, e.title, e.locator, e.page,
-                                        e.page_breaks[-1][1] if e.page_breaks else None)
+                                        page_at(e.page, e.page_breaks, None))
             tokens = count(body) + head_tokens
             start, end, truncated = e.start_char, e.end_char, False
             if tokens > remaining:
@@ -325,9 +321,9 @@ class ContextBuilder:
                                                    f"tokens within {remaining}"))
                     continue
                 body, n_neutral = neutralize(e.text[:cut])
-                kept = [b for b in e.page_breaks if b[0] < cut]  # the header names the pages actually sent
+                # the header names the pages actually sent
                 tokens = count(body) + header_tokens(self.counter, e.title, e.locator, e.page,
-                                                     kept[-1][1] if kept else None)
+                                                     page_at(e.page, e.page_breaks, cut - 1))
                 end, truncated = e.start_char + cut, True
             chosen.append((e, body, start, end, truncated, tokens, n_neutral))
             if pol.near_duplicates == "drop":

@@ -136,6 +136,11 @@ def load_file(path: str | Path, config: CorpusConfig | None = None) -> LoadedFil
     p = Path(path)
     if not p.is_file():
         raise InputError(f"file not found: {p}")
-    f = read_file(p, config, name=str(p))
+    return file_document(read_file(p, config, name=str(p)))
+
+
+def file_document(f: ExtractedFile) -> LoadedFile:
+    """The document of a file read on its own (its folder's manifest applies)."""
+    p = f.path
     doc = to_document(f, p.name, load_manifest(p.parent).entry_for(p.name), folder=str(p.parent.resolve()))
     return LoadedFile(p.name, f.format, doc, len(f.extracted.pages))
