@@ -3,7 +3,7 @@
 PDFium gives each character with its box; :mod:`rag.documents.pdf_layout` makes lines of them
 and finds running headers and footers, :mod:`rag.documents.pdf_paragraphs` makes blocks of the
 lines (re-joining hard-wrapped lines, with :mod:`rag.documents.pdf_join` for the breaks the
-geometry leaves open). Pages are numbered from 1 in file order.
+geometry leaves open); :mod:`rag.documents.pdf_tables` reads the tables the page's rules draw. Pages are numbered from 1 in file order.
 
 A page with fewer than ``min_chars_per_page`` characters that carries an image is a scan: it
 gets a ``scanned_page`` warning and no text, unless ``ocr`` is on and the ``tesseract`` binary
@@ -23,8 +23,9 @@ from typing import Any, Sequence
 
 from rag.documents.assemble import TextAssembler, clean
 from rag.documents.model import Extracted, Format
-from rag.documents.pdf_layout import Glyph, Line, page_lines, running_lines
+from rag.documents.pdf_layout import Glyph, Line, running_lines
 from rag.documents.pdf_paragraphs import emit, group, measure
+from rag.documents.pdf_tables import page_rules, split_page
 from rag.errors import CorruptFileError, EmptyFileError, EncryptedFileError, ScannedFileError
 
 log = logging.getLogger(__name__)
@@ -138,10 +139,11 @@ class PdfLoader:
             try:
                 glyphs = _glyphs(textpage, raw)
                 images = _images(page, raw)
+                rules = page_rules(page.raw, raw) if glyphs else []
             finally:
                 textpage.close()
                 page.close()
-            pages.append(_Page(index + 1, page_lines(index + 1, glyphs), images))
+            pages.append(_Page(index + 1, split_page(index + 1, glyphs, rules), images))
         drop, removed = running_lines([p.lines for p in pages])
         body = [[ln for i, ln in enumerate(p.lines) if (k, i) not in drop] for k, p in enumerate(pages)]
         if removed:

@@ -5,7 +5,8 @@ lines (by baseline, left to right, top to bottom), notes what the join of two li
 line's right edge, its first character's and first word's widths, whether a real space ends
 it) and the wide gaps that split a line into table cells, and finds the lines that repeat at
 the top or bottom of the pages (:func:`running_lines`). Multi-column pages and rotated text are
-read as one column, line by line.
+read as one column, line by line. A ruled table (:mod:`rag.documents.pdf_tables`) is one
+:class:`Line` whose ``table`` holds its cells' lines.
 """
 from __future__ import annotations
 
@@ -58,6 +59,24 @@ class Line:
     cells: tuple[str, ...]  # the text runs between wide gaps (one when no gap)
     cell_x: tuple[float, ...]  # left edge of each cell
     ocr: bool = False  # read by OCR: word boxes, no type size or weight to trust
+    table: Table | None = None  # the line stands for a ruled table (rag.documents.pdf_tables)
+
+
+@dataclass(frozen=True)
+class TableCell:
+    """One cell of a ruled table: its lines, top to bottom, and its left and right rules (x)."""
+
+    lines: tuple[Line, ...]
+    left: float
+    right: float
+
+
+@dataclass(frozen=True)
+class Table:
+    """A ruled table's rows, top to bottom: a cell in the row where it starts, ``None`` in the
+    rows below that it spans as well."""
+
+    rows: tuple[tuple[TableCell | None, ...], ...]
 
 
 def _segments(glyphs: Sequence[Glyph]) -> list[list[Glyph]]:

@@ -15,20 +15,22 @@ to :func:`rag.documents.pdf_join.decide_spaces` (typography, then Korean morphol
 
 Tables: runs of two or more lines whose text falls into the same columns, parted by gaps wider
 than :data:`rag.documents.pdf_layout.CELL_GAP` type sizes, become ``table`` rows (one row per
-line: a cell wrapped over two lines gives two rows). Anything else stays lines.
+line: a cell wrapped over two lines gives two rows). Anything else stays lines. A ruled table
+(a line carrying a :class:`rag.documents.pdf_layout.Table`) is one ``table`` block: a row per
+grid row, each cell's lines joined like a paragraph's, its right rule the margin.
 """
 from __future__ import annotations
 
 import logging
 import re
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, Sequence
 
 from rag.documents.assemble import TextAssembler
 from rag.documents.model import BlockKind
 from rag.documents.pdf_join import decide_spaces
-from rag.documents.pdf_layout import Line
+from rag.documents.pdf_layout import Line, TableCell
 
 log = logging.getLogger(__name__)
 
@@ -63,10 +65,11 @@ class _Block:
     lines: list[Line]
     joins: list[str | None] = field(default_factory=list)  # before lines[1:]; None: open
     rows: list[list[str]] | None = None
+    cells: list[list[_Block | None]] | None = None  # a ruled table: each cell's lines as a block
 
 
 def measure(lines: Sequence[Line]) -> Metrics:
-    lines = [ln for ln in lines if not ln.ocr] or list(lines)
+    lines = [ln for ln in lines if not ln.ocr and ln.table is None] or list(lines)
     chars: dict[float, int] = {}
     for ln in lines:
         key = round(ln.size * 2) / 2
@@ -130,13 +133,13 @@ def _row_like(ln: Line) -> bool:
 def _table_rows(lines: Sequence[Line], start: int, m: Metrics) -> int:
     """How many lines from ``start`` form one table (0 when they do not)."""
     first = lines[start]
-    if not _row_like(first) or _is_heading(first, m):
+    if first.table is not None or not _row_like(first) or _is_heading(first, m):
         return 0
     anchors = list(first.cell_x)
     n = 1
     while start + n < len(lines):
         ln = lines[start + n]
-        if ln.page != first.page or not _row_like(ln):
+        if ln.page != first.page or ln.table is not None or not _row_like(ln):
             break
         hits = sum(any(abs(x - a) <= ln.size for a in anchors) for x in ln.cell_x)
         if hits < 2:
@@ -183,14 +186,35 @@ def _starts_block(cur: _Block, prev: Line, ln: Line, verdict: Verdict, m: Metric
     return ln.x0 > prev.x0 + 0.8 * ln.size and len(cur.lines) > 1
 
 
+def _cell(cell: TableCell, m: Metrics) -> _Block:
+    """One table cell's lines as a paragraph, its margin the cell's rules less the padding the
+    widest line leaves (at most half a type size); a line is judged by its width, as if set from
+    the left (the cell may centre its lines)."""
+    pad = max(0.0, min(min(ln.x0 for ln in cell.lines) - cell.left,
+                       cell.right - max(ln.x1 for ln in cell.lines), 0.5 * m.body_size))
+    inside = Metrics(m.body_size, m.leading, {-1: cell.right - pad}, m.space_ratio)
+    b = _Block("paragraph", 0, list(cell.lines))
+    for prev, ln in zip(cell.lines, cell.lines[1:]):
+        moved = replace(prev, x0=cell.left + pad, x1=cell.left + pad + prev.x1 - prev.x0)
+        verdict = junction(moved, ln, inside)
+        b.joins.append("" if verdict == "join" else None if verdict == "open" else " ")
+    return b
+
+
 def group(pages: Sequence[Sequence[Line]], m: Metrics) -> list[_Block]:
     """Blocks in reading order, each line's join to the previous one settled or left open."""
     lines = [ln for page in pages for ln in page]
-    levels = _heading_levels(lines, m)
+    levels = _heading_levels([ln for ln in lines if ln.table is None], m)
     blocks: list[_Block] = []
     i = 0
     while i < len(lines):
         ln = lines[i]
+        if ln.table is not None:
+            cells = [[_cell(c, m) if c is not None and c.lines else None for c in row]
+                     for row in ln.table.rows]
+            blocks.append(_Block("table_row", 0, [ln], cells=cells))
+            i += 1
+            continue
         n = _table_rows(lines, i, m)
         if n:
             rows = lines[i:i + n]
@@ -200,7 +224,8 @@ def group(pages: Sequence[Sequence[Line]], m: Metrics) -> list[_Block]:
         heading = _is_heading(ln, m)
         cur = blocks[-1] if blocks else None
         verdict: Verdict = junction(cur.lines[-1], ln, m) if cur else "hard"
-        if cur is None or _starts_block(cur, cur.lines[-1], ln, verdict, m, heading):
+        if cur is None or cur.cells is not None or _starts_block(cur, cur.lines[-1], ln, verdict,
+                                                                 m, heading):
             kind: BlockKind = ("heading" if heading else
                                "list_item" if LIST_START.match(ln.text) else "paragraph")
             level = levels.get(round(ln.size * 2) / 2, levels[0.0]) if heading else 0
@@ -214,8 +239,10 @@ def group(pages: Sequence[Sequence[Line]], m: Metrics) -> list[_Block]:
 
 
 def _settle(blocks: list[_Block]) -> None:
-    """Open joins: spaces in a word-wrapped document, else typography and morphology."""
-    open_at = [(b, k) for b in blocks for k, j in enumerate(b.joins) if j is None]
+    """Open joins: spaces in a word-wrapped document, else typography and morphology (table
+    cells do not count towards the wrapping style)."""
+    cells = [c for b in blocks if b.cells for row in b.cells for c in row if c is not None]
+    open_at = [(b, k) for b in [*blocks, *cells] for k, j in enumerate(b.joins) if j is None]
     wraps = sure = 0
     for b in blocks:
         for k, j in enumerate(b.joins):
@@ -235,9 +262,23 @@ def _settle(blocks: list[_Block]) -> None:
     for b, k in open_at:
         left = " ".join(ln.text for ln in b.lines[:k + 1])
         pairs.append((left, b.lines[k + 1].text))
-    context = "\n".join(ln.text for b in blocks for ln in b.lines)
+    context = "\n".join(ln.text for b in [*blocks, *cells] for ln in b.lines if ln.table is None)
     for (b, k), space in zip(open_at, decide_spaces(pairs, context)):
         b.joins[k] = " " if space else ""
+
+
+def _joined(b: _Block, page: int = 0) -> tuple[str, list[tuple[int, int]]]:
+    """The block's text, and where in it each page after ``page`` starts."""
+    text = b.lines[0].text
+    page = max(page, b.lines[0].page)
+    inside: list[tuple[int, int]] = []
+    for ln, join in zip(b.lines[1:], b.joins):
+        text += join or ""
+        if ln.page > page:
+            inside.append((ln.page, len(text)))
+            page = ln.page
+        text += ln.text
+    return text, inside
 
 
 def emit(blocks: Sequence[_Block], asm: TextAssembler, page_count: int) -> None:
@@ -251,14 +292,12 @@ def emit(blocks: Sequence[_Block], asm: TextAssembler, page_count: int) -> None:
         if b.rows is not None:
             asm.table(b.rows)
             continue
-        text = b.lines[0].text
-        inside: list[tuple[int, int]] = []
-        for ln, join in zip(b.lines[1:], b.joins):
-            text += join or ""
-            if ln.page > page:
-                inside.append((ln.page, len(text)))
-                page = ln.page
-            text += ln.text
+        if b.cells is not None:
+            asm.table([[_joined(c)[0] if c else "" for c in row] for row in b.cells])
+            continue
+        text, inside = _joined(b, page)
+        for n, _ in inside:
+            page = max(page, n)
         written = asm.block(b.kind, text, b.level)
         for n, offset in inside:
             try:

@@ -14,6 +14,7 @@ from rag.documents.files import read_file
 from rag.documents.pdf import PdfLoader
 from rag.documents.pdf_join import char_rule, decide_spaces, usage
 from rag.documents.pdf_layout import Line, is_page_number, running_lines
+from rag.documents.pdf_tables import Rule, find_grids
 from rag.errors import CorruptFileError, EmptyFileError, EncryptedFileError, ScannedFileError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -216,3 +217,70 @@ def test_running_lines_need_repetition_at_the_same_height():
     assert "표본 법률" in names
     few, _ = running_lines(pages[:2])  # two pages: only the page numbers go
     assert few == {(0, 4), (1, 3)}
+
+
+# -- ruled tables (drawn here with reportlab and its built-in Korean CID font) ------------------
+
+def _ruled_table_pdf() -> bytes:
+    """Paragraphs around a 2-column ruled table: a larger header row, a left cell on two lines
+    beside a vertically centred one, a left cell merged over two rows and wrapped mid-word."""
+    pytest.importorskip("reportlab")
+    import io
+
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+    from reportlab.pdfgen import canvas
+
+    font = "HYSMyeongJo-Medium"
+    pdfmetrics.registerFont(UnicodeCIDFont(font))
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf, invariant=1)
+    c.setFont(font, 10)
+    for k, text in enumerate(["제1조 (목적) 이 규정은 시설의 사용료를 정한다.",
+                              "제2조 (사용료) 사용료는 다음 표와 같다."]):
+        c.drawString(70, 720 - 16 * k, text)
+    pad = 4.0
+    x0 = 70.0
+    x1 = x0 + pdfmetrics.stringWidth("냉난방비 사용", font, 10) + 2 * pad  # the line fills the cell
+    x2 = x1 + 150.0
+    ys = [650.0, 630.0, 600.0, 578.0, 556.0]
+    for y in ys:
+        c.line(x0 if y != 578.0 else x1, y, x2, y)  # no rule under the merged left cell
+    for x in (x0, x1, x2):
+        c.line(x, ys[0], x, ys[-1])
+    c.setFont(font, 12)
+    c.drawString(x0 + pad, 636, "항 목")
+    c.drawString(x1 + pad, 636, "내 용")
+    c.setFont(font, 10)
+    for text, x, y in [("시기적", x0 + pad, 618), ("적절성", x0 + pad, 606),
+                       ("대체시기의 적절성 기술", x1 + pad, 612),
+                       ("냉난방비 사용", x0 + pad, 588), ("료는 따로", x0 + pad, 575),
+                       ("부과한다", x0 + pad, 562),
+                       ("100명 이하", x1 + pad, 586), ("100명 초과", x1 + pad, 564)]:
+        c.drawString(x, y, text)
+    c.drawString(70, 520, "제3조 (납부) 사용료는 사용하기 전에 낸다.")
+    c.save()
+    return buf.getvalue()
+
+
+def test_a_ruled_table_reads_row_by_row_with_whole_cells():
+    ex = PdfLoader().extract(_ruled_table_pdf(), "ruled.pdf")
+    rows = [ex.text[b.start:b.end] for b in ex.blocks if b.kind == "table_row"]
+    assert rows == ["항 목 | 내 용", "시기적 적절성 | 대체시기의 적절성 기술",
+                    "냉난방비 사용료는 따로 부과한다 | 100명 이하", "| 100명 초과"]
+    assert not [b for b in ex.blocks if b.kind == "heading"]  # the header row is no heading
+    paras = [ex.text[b.start:b.end] for b in ex.blocks if b.kind == "paragraph"]
+    assert paras == ["제1조 (목적) 이 규정은 시설의 사용료를 정한다.", "제2조 (사용료) 사용료는 다음 표와 같다.",
+                     "제3조 (납부) 사용료는 사용하기 전에 낸다."]
+    assert ex.text.index("제2조") < ex.text.index("항 목") < ex.text.index("제3조")
+
+
+def test_grids_need_two_cells_side_by_side():
+    box = [Rule(True, 700, 70, 300), Rule(True, 600, 70, 300),
+           Rule(False, 70, 600, 700), Rule(False, 300, 600, 700)]
+    assert find_grids(box) == []  # a box around a paragraph
+    assert find_grids([Rule(True, 700, 70, 300)]) == []  # an underline
+    split = box + [Rule(False, 150, 600, 700), Rule(True, 650, 150, 300)]
+    (grid,) = find_grids(split)
+    assert grid.owner == ((0, 1), (0, 2))  # the left cell spans both rows
+    assert grid.cell_at(100, 620) == 0 and grid.cell_at(200, 620) == 2 and grid.cell_at(50, 620) is None
