@@ -21,8 +21,16 @@ $(STAMP): pyproject.toml
 # ~/.cache/rag/models (or RAG_MODELS_DIR); see docs/local-llm.md. A machine that cannot build
 # llama.cpp or download the model still runs every other tier; the llm tier then skips with its
 # reason in the pytest summary.
+#
+# llama.cpp is built for a fixed x86-64 feature set (AVX2/FMA/F16C), not -march=native: on a CPU
+# that reports AMX (Sapphire Rapids and later) a native build runs its AMX matrix kernels, which
+# segfault in llama_decode on virtual machines that advertise AMX but do not enable it (seen here
+# with 0.3.35 and 0.3.36). --no-cache-dir: a wheel pip cached from another build would not carry
+# these flags. Set LLAMA_CMAKE_ARGS= to build natively.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 $(LLM_STAMP): $(STAMP)
-	$(BIN)/python -m pip install -q -e '.[llm]' || echo "WARNING: llama-cpp-python did not install; tests/llm will be skipped"
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install -q --no-cache-dir -e '.[llm]' \
+		|| echo "WARNING: llama-cpp-python did not install; tests/llm will be skipped"
 	$(BIN)/rag models install-llm qwen2.5-0.5b || echo "WARNING: the Qwen 0.5B GGUF did not install; tests/llm will be skipped"
 	touch $(LLM_STAMP)
 
