@@ -1,0 +1,159 @@
+"""The deterministic resolver: Korean and English follow-ups made standalone without an LLM.
+
+1. **Does the question stand alone?** It does, and is returned unchanged, unless one of these
+   holds (:func:`dependence`):
+   - it opens with an anaphor (``그건``, ``그 경우``, ``거기서``, ``이건``; ``it``, ``that``,
+     ``those`` in a short English question) or ends in one;
+   - it opens with a connective (``그럼``, ``그러면``, ``그리고``, ``또``; ``what about``,
+     ``and``, ``what if``) and asks nothing itself or has at most one content term (two in
+     English) of its own;
+   - it is an ellipsis: it asks no kind of fact itself (no 며칠 / 얼마 / 언제 / yes-no ending) and
+     ends like ``신입사원은요?``, ``시행령에는요?``, ``30일이면요?``, or it is an English fragment
+     of at most four words;
+   - it has no content term at all (``그건 며칠이에요?``).
+2. **Carry the topic.** The earlier user turns are resolved first, in order, so a third question
+   leans on the second's resolved form. Then:
+   - an ellipsis is completed by the previous question: its own words first, the previous
+     question after them (``신입사원은요?`` after ``연차 휴가는 며칠인가요?`` → ``신입사원은 연차
+     휴가는 며칠인가요?``), so the asked kind of fact carries over too;
+   - any other dependent question keeps its words and gets the previous question's content terms
+     that it lacks appended (at most :data:`MAX_TOPIC_TERMS`);
+   - a law's name the last assistant turn cited (``「근로기준법」``, ``…시행령``) and the
+     resolved question does not hold is appended (at most two): the topic is often named only
+     in the answer.
+
+Only words of the history and the question are ever used, so an unanswerable follow-up stays
+unanswerable: the gate still decides on what the corpus holds.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from rag.conversation.model import Resolution, unchanged
+from rag.text.question_analysis import analyze_question
+from rag.types import Turn
+
+MAX_TOPIC_TERMS = 6
+MAX_LAW_NAMES = 2
+
+_KO_ANAPHOR = re.compile(
+    r"^(?:그건|그것은|그것도|그것|그거|그게|그걸|그건요|이건|이거|이게|이것은|저건|거기|거기서|거기는|그곳|그때|그럴\s*때|"
+    r"그런\s*경우|이\s*경우|그\s+(?:경우|기간|때|금액|돈|날|사람|조항|조문|규정|법|내용|기준|비율|기한|다음|뒤|후|전|외|중))"
+    r"|(?:그건요|그거요|그럼요)\s*\??$")
+_KO_CONNECTIVE = re.compile(r"^(?:그럼|그러면|그렇다면|그런데|근데|그리고|그래서|또는|또|혹시|아니면|만약에?|만일)(?=[\s,]|$)[\s,]*")
+_KO_ELLIPSIS = re.compile(r"(?:은|는|이|가|도|에는|에서는|으로는|로는|에게는|한테는|이면|면|라면|이라면|일\s*때는?|의\s*경우는?|경우는?)"
+                          r"\s*요\s*[?？]?\s*$")
+_KO_ASKS = re.compile(r"무엇|뭐|뭔|어디|어떻|어떤|어느|왜|누구|누가|언제|몇|얼마|며칠|(?:인가|은가|는가|나|까|니|죠|지)요?\s*[?？]?\s*$")
+_EN_CONNECTIVE = re.compile(r"^(?:and\s+what\s+about|what\s+about|how\s+about|and\s+if|what\s+if|and\s+for|same\s+for|"
+                            r"and|but|so|then|also|or)\b[\s,]*", re.IGNORECASE)
+_EN_PRONOUN = re.compile(r"\b(?:it|that|this|those|these|they|them|there|its|their)\b", re.IGNORECASE)
+_LAW_NAME = re.compile(r"「([^」]{2,40})」|([가-힣]{2,30}(?:법률|법|시행령|시행규칙|규정|규칙))(?=[\s,.·이의에은는을를과와]|$)")
+# Key terms the analyzer keeps that carry no topic.
+_NOT_TOPIC = frozenset({"만약", "만일", "혹시", "그럼", "그러면", "그건", "그거", "경우", "about", "must", "should", "can",
+                        "could", "would", "will", "what", "which", "when", "how", "then", "also", "there", "does"})
+
+
+def own_terms(question: str) -> list[str]:
+    """The question's content terms as it writes them (the analyzer's key terms, whose English
+    forms are stems, read back as the words they start; less the words that name no topic)."""
+    out: list[str] = []
+    for k in analyze_question(question).key_terms:
+        word = k.form
+        if not k.hangul:
+            m = re.match(r"[A-Za-z0-9][\w'-]*", question[k.start:])
+            word = m.group(0) if m else k.form
+        if word.lower() not in _NOT_TOPIC and word not in out:
+            out.append(word)
+    return out
+
+
+def dependence(question: str) -> str:
+    """Why ``question`` needs the earlier turns ("" when it stands alone); see the module docstring."""
+    q = " ".join(question.split())
+    a = analyze_question(q)
+    terms = own_terms(q)
+    asks = a.kind != "other"
+    if a.language == "en":
+        words = re.findall(r"[A-Za-z0-9']+", q)
+        if _EN_CONNECTIVE.match(q) and (len(terms) <= 2 or not asks):
+            return f"opens with {_EN_CONNECTIVE.match(q).group(0).strip()!r}"
+        if _EN_PRONOUN.search(q) and len(terms) <= 2:
+            return "refers back (it / that / they) with no topic of its own"
+        if len(words) <= 4 and not asks:
+            return "a fragment"
+    else:
+        if _KO_ANAPHOR.search(q):
+            return "refers back (그건 / 그 경우 / 거기)"
+        if _KO_CONNECTIVE.match(q) and (len(terms) <= 1 or not asks):
+            return f"opens with {_KO_CONNECTIVE.match(q).group(0).strip(' ,')!r}"
+        if not asks and _KO_ELLIPSIS.search(q) and not _KO_ASKS.search(q) and len(terms) <= 3:
+            return "an ellipsis (…은요?)"
+    if not terms:
+        return "no content term of its own"
+    return ""
+
+
+def _core(question: str) -> str:
+    """An ellipsis without its opening connective and its closing ``요?`` (``그럼 신입사원은요?`` →
+    ``신입사원은``; ``What about new hires?`` → ``new hires``)."""
+    q = " ".join(question.split())
+    q = _EN_CONNECTIVE.sub("", q) if analyze_question(q).language == "en" else _KO_CONNECTIVE.sub("", q)
+    q = re.sub(r"\s*요\s*[?？]?\s*$", "", q)
+    return q.rstrip(" ?？")
+
+
+def _law_names(text: str) -> list[str]:
+    out: list[str] = []
+    for m in _LAW_NAME.finditer(text):
+        name = m.group(1) or m.group(2)
+        if name not in out:
+            out.append(name)
+    return out
+
+
+class RulesResolver:
+    """The deterministic resolver (module docstring)."""
+
+    def __init__(self, max_topic_terms: int = MAX_TOPIC_TERMS) -> None:
+        self.max_topic_terms = max_topic_terms
+
+    def resolve(self, question: str, history: Sequence[Turn]) -> Resolution:
+        previous, answer = self._context(history)
+        if previous is None:
+            return unchanged(question, "no earlier question")
+        return self._one(question, previous, answer)
+
+    def _context(self, history: Sequence[Turn]) -> tuple[str | None, str]:
+        """The previous user question, resolved against the turns before it, and the assistant
+        turn after it ("" when none)."""
+        resolved: str | None = None
+        answer = ""
+        for turn in history:
+            if turn.role == "user" and turn.content.strip():
+                resolved = turn.content if resolved is None else self._one(turn.content, resolved, answer).question
+                answer = ""
+            elif turn.role == "assistant":
+                answer = turn.content
+        return resolved, answer
+
+    def _one(self, question: str, previous: str, answer: str) -> Resolution:
+        why = dependence(question)
+        if not why:
+            return unchanged(question, "stands alone")
+        asks = analyze_question(question).kind != "other"
+        carried: list[str] = []
+        if not asks:
+            text = f"{_core(question)} {previous}".strip()
+            carried.append(previous)
+        else:
+            have = set(own_terms(question))
+            topic = [t for t in own_terms(previous) if t not in have][:self.max_topic_terms]
+            text = " ".join([question.strip(), *topic])
+            carried.extend(topic)
+        laws = [n for n in _law_names(answer) if n not in text][:MAX_LAW_NAMES]
+        if laws:
+            text = " ".join([text, *laws])
+            carried.extend(laws)
+        return Resolution(asked=question, question=text, standalone=False, method="rules", carried=tuple(carried),
+                          reason=why)

@@ -1,0 +1,87 @@
+"""The deterministic follow-up resolver (rag.conversation.rules)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rag.conversation import RulesResolver, dependence
+from rag.types import Turn
+
+DEMO = Path(__file__).resolve().parents[3] / "data" / "demo" / "questions.jsonl"
+LEAVE = [Turn("user", "연차 휴가는 며칠인가요?"),
+         Turn("assistant", "「근로기준법」 제60조에 따라 1년간 80퍼센트 이상 출근한 근로자에게 15일의 유급휴가를 줍니다.")]
+VACATION = [Turn("user", "How many vacation days do new employees get?"), Turn("assistant", "15 days in the first year.")]
+STANDALONE = [
+    "육아휴직은 자녀 한 명당 최대 몇 년까지 할 수 있나요?",
+    "가족수당은 부양가족 몇 명까지 나오나요? 아이가 다섯이면요?",
+    "출산한 지 6개월 된 직원에게 밤 10시까지 야근을 시킬 수 있나요?",
+    "재계약할 때 집주인이 보증금이나 월세를 얼마까지 올릴 수 있나요?",
+    "How often must passwords be changed?",
+    "Who approves expenses over 5,000,000 won?",
+    "If a civil servant dies during a domestic business trip, how much travel allowance may be paid?",
+]
+
+
+def _demo_questions() -> list[str]:
+    return [json.loads(line)["question"] for line in DEMO.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("question", STANDALONE + _demo_questions())
+def test_a_question_that_stands_alone_is_never_changed(question):
+    for history in (LEAVE, VACATION, ()):
+        r = RulesResolver().resolve(question, history)
+        assert r.question == question and r.standalone and r.method == "none"
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("그럼 신입사원은요?", "신입사원은 연차 휴가는 며칠인가요?"),
+    ("신입사원은요?", "신입사원은 연차 휴가는 며칠인가요?"),
+    ("만약 30일이면요?", "30일이면 연차 휴가는 며칠인가요?"),
+    ("시행령에는요?", "시행령에는 연차 휴가는 며칠인가요?"),
+])
+def test_an_ellipsis_is_completed_by_the_previous_question_its_own_words_first(question, expected):
+    r = RulesResolver().resolve(question, LEAVE)
+    assert not r.standalone and r.method == "rules"
+    assert r.question.startswith(expected)
+    assert r.carried[0] == "연차 휴가는 며칠인가요?"
+
+
+def test_a_question_that_refers_back_gets_the_topic_terms_it_lacks_and_the_cited_law():
+    r = RulesResolver().resolve("그건 언제까지 써야 하나요?", LEAVE)
+    assert r.question == "그건 언제까지 써야 하나요? 연차 휴가 근로기준법"
+    assert r.carried == ("연차", "휴가", "근로기준법") and "그건" in r.reason
+
+
+def test_english_follow_ups_carry_words_as_written():
+    r = RulesResolver()
+    assert r.resolve("What about part-timers?", VACATION).question == (
+        "part-timers How many vacation days do new employees get?")
+    assert r.resolve("Can they carry it over?", VACATION).question == (
+        "Can they carry it over? vacation days new employees")
+
+
+def test_earlier_follow_ups_are_resolved_first():
+    history = [*LEAVE, Turn("user", "신입사원은요?"), Turn("assistant", "1개월 개근 시 1일입니다.")]
+    r = RulesResolver().resolve("그건 언제까지 써야 하나요?", history)
+    assert r.question.startswith("그건 언제까지 써야 하나요? 신입사원")
+    assert "연차" in r.question
+
+
+def test_no_earlier_user_turn_means_nothing_to_carry():
+    r = RulesResolver().resolve("그건 며칠이에요?", [Turn("assistant", "안녕하세요")])
+    assert r.question == "그건 며칠이에요?" and r.standalone and r.reason == "no earlier question"
+
+
+@pytest.mark.parametrize("question", ["그건 며칠이에요?", "거기서는 얼마예요?", "그 경우 누가 승인하나요?", "And contractors?",
+                                      "Is it paid?", "그럼 병가는요?"])
+def test_dependence_names_why(question):
+    assert dependence(question)
+
+
+def test_resolution_json_names_what_was_asked_and_used():
+    r = RulesResolver().resolve("신입사원은요?", LEAVE)
+    j = r.to_json()
+    assert j["asked"] == "신입사원은요?" and j["question"] == r.question and j["method"] == "rules"
+    assert j["carried"] == list(r.carried) and j["standalone"] is False
