@@ -148,6 +148,7 @@ def cmd_eval_answers(args) -> int:
     try:
         rep = eval_answers(Path(args.dataset), cfg, progress=progress,
                            extra_questions=[Path(f) for f in args.questions or ()],
+                           own_questions=not getattr(args, "only_questions", False),
                            files=Path(args.files) if getattr(args, "files", None) else None)
     finally:
         for b in bars.values():

@@ -3,7 +3,9 @@
 A dataset folder holds ``corpus.jsonl`` (one document version a line: ``id``, ``version``,
 ``text``; ``title``, ``uri`` optional) and ``questions.jsonl`` (``id``, ``question``,
 ``answerable``, ``style`` optional; an answerable question has ``gold.doc_id`` and
-``gold.answer_facts``, optionally ``gold.article``, ``gold.quote`` and ``gold.superseded_facts``).
+``gold.answer_facts``, optionally ``gold.article``, ``gold.quote`` and ``gold.superseded_facts``;
+``history`` optional: the earlier turns of a conversation, ``[{"role": "user"|"assistant",
+"content": ...}, ...]``, given to :meth:`Pipeline.answer` with the question).
 More question files in the same format can be appended (:func:`load_answer_dataset`'s
 ``extra_questions``): they are answered over the same corpus.
 
@@ -20,6 +22,7 @@ from typing import Any
 from rag._io import read_jsonl
 from rag.errors import DatasetError
 from rag.index.version_order import latest_versions
+from rag.types import Turn, turns_from_json
 
 CORPUS_FILE = "corpus.jsonl"
 QUESTIONS_FILE = "questions.jsonl"
@@ -45,6 +48,7 @@ class AnswerQuestion:
     answerable: bool
     gold: Gold | None  # None for an unanswerable question
     style: str | None = None
+    history: tuple[Turn, ...] = ()  # the conversation before the question (a follow-up)
 
 
 @dataclass(frozen=True)
@@ -137,8 +141,12 @@ def _question(o: dict, where: str, docs: Mapping[str, str]) -> AnswerQuestion:
         raise DatasetError(f"{where}: 'answerable' must be true or false, got {answerable!r}")
     if style is not None and not isinstance(style, str):
         raise DatasetError(f"{where}: 'style' must be a string, got {style!r}")
+    try:
+        history = turns_from_json(o.get("history"))
+    except ValueError as exc:
+        raise DatasetError(f"{where}: {exc}") from None
     if not answerable:
-        return AnswerQuestion(str(qid), text, False, None, style)
+        return AnswerQuestion(str(qid), text, False, None, style, history)
     g = o.get("gold")
     if not isinstance(g, dict):
         raise DatasetError(f"{where}: missing 'gold' object (an answerable question needs gold.doc_id and "
@@ -153,13 +161,14 @@ def _question(o: dict, where: str, docs: Mapping[str, str]) -> AnswerQuestion:
     gold = Gold(doc_id, _strings(g["answer_facts"], where, "gold.answer_facts", required=True),
                 str(g.get("article") or ""), str(g.get("quote") or ""),
                 _strings(g.get("superseded_facts"), where, "gold.superseded_facts", required=False))
-    return AnswerQuestion(str(qid), text, True, gold, style)
+    return AnswerQuestion(str(qid), text, True, gold, style, history)
 
 
-def load_answer_dataset(dataset_dir: str | Path, extra_questions: Iterable[str | Path] = ()) -> AnswerDataset:
+def load_answer_dataset(dataset_dir: str | Path, extra_questions: Iterable[str | Path] = (), *,
+                        own_questions: bool = True) -> AnswerDataset:
     """Read and check a dataset folder (see the module docstring), then each file of ``extra_questions``
     (questions in the same format, whose gold documents must be in the folder's corpus), appended
-    in the order given. A missing folder or file, a bad JSON line, a missing field or a question id
+    in the order given; ``own_questions=False``: only those (the folder's corpus, other questions). A missing folder or file, a bad JSON line, a missing field or a question id
     used twice (in any of the files) raises :class:`~rag.errors.DatasetError` naming the file and line."""
     root = Path(dataset_dir)
     if not root.is_dir():
@@ -177,7 +186,10 @@ def load_answer_dataset(dataset_dir: str | Path, extra_questions: Iterable[str |
     latest = _load_corpus_versions(corpus)
     questions: list[AnswerQuestion] = []
     seen: dict[str, str] = {}  # id -> "file:line" where it was first used
-    for path in (qfile, *extra):
+    if not own_questions and not extra:
+        raise DatasetError("no questions to answer: give --questions FILE with --only-questions")
+    files = (qfile, *extra) if own_questions else extra
+    for path in files:
         rows = _read_rows(path, _QUESTION_FIELDS)
         if not rows:
             raise DatasetError(f"{path}: no questions; add one JSON object a line with {_QUESTION_FIELDS}")
@@ -190,4 +202,4 @@ def load_answer_dataset(dataset_dir: str | Path, extra_questions: Iterable[str |
                                    "make the ids unique")
             seen[q.id] = f"{path}:{lineno}"
             questions.append(q)
-    return AnswerDataset(root, corpus, tuple(questions), latest, (qfile, *extra))
+    return AnswerDataset(root, corpus, tuple(questions), latest, files)

@@ -78,10 +78,12 @@ def gate_reading(result) -> GateReading | None:
 
 
 def eval_answers(dataset_dir: Path, config: RagConfig, *, progress: Progress | None = None,
-                 extra_questions: Iterable[str | Path] = (), files: Path | None = None) -> AnswersReport:
+                 extra_questions: Iterable[str | Path] = (), files: Path | None = None,
+                 own_questions: bool = True) -> AnswersReport:
     """Index ``dataset_dir/corpus.jsonl`` into a temporary folder (removed afterwards), answer every
     question of ``questions.jsonl``, then those of each ``extra_questions`` file (same format, same
-    corpus; see :func:`load_answer_dataset`), with :meth:`Pipeline.answer` and score the answers.
+    corpus; see :func:`load_answer_dataset`; ``own_questions=False``: only those), with
+    :meth:`Pipeline.answer` (a question's ``history`` passed with it) and score the answers.
 
     ``files``: index this folder of files instead (the same documents rendered as PDF, DOCX …,
     with ids and versions from its manifest); the metrics then also count the correct answers'
@@ -90,7 +92,7 @@ def eval_answers(dataset_dir: Path, config: RagConfig, *, progress: Progress | N
     ``progress(stage, done, total)``: ``embed`` with the chunks embedded per batch (total 0), then
     ``answer`` with the running count of questions answered."""
     t0 = time.perf_counter()
-    data = load_answer_dataset(dataset_dir, extra_questions)
+    data = load_answer_dataset(dataset_dir, extra_questions, own_questions=own_questions)
     rows: list[AnswerRow] = []
     with tempfile.TemporaryDirectory(prefix="rag-eval-answers-") as tmp:
         corpus = (str(files.resolve()), "folder") if files is not None else (str(data.corpus_path.resolve()), "jsonl")
@@ -103,7 +105,7 @@ def eval_answers(dataset_dir: Path, config: RagConfig, *, progress: Progress | N
         logger.info("indexed %s; answering %d questions", corpus[0], len(data.questions))
         pages = PageCheck({d.key: d for d in docs}) if files is not None else None
         for i, q in enumerate(data.questions):
-            r = p.answer(q.question)
+            r = p.answer(q.question, q.history)
             cited = [(c.document_id, c.document_version) for c in r.citations]
             row = score_answer(q, r.status, r.answer, cited, data.latest, r.reason, gate_reading(r))
             rows.append(row)

@@ -58,3 +58,30 @@ def test_current_documents_are_the_greatest_versions(tmp_path):
     assert list(docs) == ["rent", "travel"]
     assert docs["travel"].version == "2" and docs["travel"].text == TRAVEL and docs["travel"].uri == "u:travel-2"
     assert len(CORPUS) == 3  # two versions of travel in the corpus
+
+
+def test_a_question_may_carry_the_conversation_before_it(tmp_path):
+    root = write_dataset(tmp_path / "ds")
+    follow = {**EXTRA[1], "id": "d1", "question": "광역시는요?",
+              "history": [{"role": "user", "content": "출장 숙박비 상한은 얼마예요?"},
+                          {"role": "assistant", "content": "서울은 10만원입니다."}]}
+    data = load_answer_dataset(root, [_jsonl(tmp_path / "dialogues.jsonl", [follow, EXTRA[0]])], own_questions=False)
+    assert [q.id for q in data.questions] == ["d1", "n1"]
+    assert [(t.role, t.content) for t in data.questions[0].history] == [
+        ("user", "출장 숙박비 상한은 얼마예요?"), ("assistant", "서울은 10만원입니다.")]
+    assert data.questions[1].history == () and data.question_files == (tmp_path / "dialogues.jsonl",)
+
+
+@pytest.mark.parametrize("history, message", [
+    ({"role": "user"}, r"dialogues.jsonl:1: 'history' must be a list"),
+    ([{"role": "system", "content": "x"}], r"dialogues.jsonl:1: .*role"),
+])
+def test_a_bad_history_names_the_file_and_line(tmp_path, history, message):
+    root = write_dataset(tmp_path / "ds")
+    with pytest.raises(DatasetError, match=message):
+        load_answer_dataset(root, [_jsonl(tmp_path / "dialogues.jsonl", [{**EXTRA[0], "history": history}])])
+
+
+def test_only_questions_needs_a_questions_file(tmp_path):
+    with pytest.raises(DatasetError, match="--only-questions"):
+        load_answer_dataset(write_dataset(tmp_path / "ds"), own_questions=False)
