@@ -107,6 +107,10 @@ class RerankConfig(Section):
     blend_weight: float = Field(0.5, ge=0, le=1)  # weight of the z-scored logit vs the z-scored fused score
     quantize: bool = False  # dynamic int8 Linear layers on CPU (see README benchmarks for speed and quality)
     languages: tuple[str, ...] = ("en",)  # other query languages keep the fused order (see README)
+    # The passage languages the model reads (None: the same as ``languages``). A candidate in another
+    # language keeps its fused position; only the ones the model reads are reordered among their
+    # own positions, so an English-only model never demotes a Korean passage.
+    passage_languages: tuple[str, ...] | None = None
     calibration: str | None = None  # calibration.json; None: the one beside the model
 
 

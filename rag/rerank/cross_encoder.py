@@ -5,6 +5,12 @@ the raw logit to a calibrated probability of relevance (Platt scaling fit on dev
 stored beside the model as ``calibration.json``), and orders candidates by a blend of the
 z-scored logit and the z-scored fused retrieval score. Queries in languages the model was
 not trained for are passed through in fused order (``applied=False`` with a reason).
+
+Passages are read only in the languages the model reads (``rerank.passage_languages``, by default
+the query languages): a candidate in another language (a Korean passage for an English-only
+model) is not scored and keeps its position in the fused order, and the scored candidates are
+reordered among the remaining positions. When the model reads none of the candidates, the
+result is passed through too.
 """
 from __future__ import annotations
 
@@ -253,6 +259,12 @@ class CrossEncoderReranker:
         return self.config.languages
 
     @property
+    def passage_languages(self) -> tuple[str, ...]:
+        """The passage languages the model reads (``rerank.passage_languages``, else its query languages)."""
+        c = self.config
+        return c.passage_languages if c.passage_languages is not None else c.languages
+
+    @property
     def model_id(self) -> str:
         return self.scorer.model_id
 
@@ -285,13 +297,20 @@ class CrossEncoderReranker:
         pool, rest = list(candidates[: self.top_n]), list(candidates[self.top_n:])
         excluded: list[Excluded] = []
         keep: list[Candidate] = []
+        unread: set[str] = set()  # evidence ids of passages in a language the model does not read
+        reads = self.passage_languages
         for c in pool:
             if not c.chunk.text.strip():
                 excluded.append(Excluded(c.chunk.evidence_id, "empty_text"))
             elif not math.isfinite(c.score):
                 excluded.append(Excluded(c.chunk.evidence_id, "non_finite_fused_score"))
+            elif reads and detect_language(c.chunk.text) not in (*reads, "other"):
+                unread.add(c.chunk.evidence_id)
             else:
                 keep.append(c)
+        if unread and not keep:
+            return self._passthrough(q, lang, f"no candidate in a passage language the model reads {list(reads)}",
+                                     candidates)
         # Cache keys carry the text's hash too, so an edited chunk under the same id is scored again.
         keys = [f"{c.chunk.evidence_id}#{hash(c.chunk.text):x}" for c in keep]
         logits, lengths = self.scorer.score(q, keys, [c.chunk.text for c in keep])
@@ -309,14 +328,33 @@ class CrossEncoderReranker:
         cal = self.calibration
         max_len = self.scorer.max_length or 512
         order = sorted(range(len(keep)), key=lambda i: (-blend[i], keep[i].chunk.evidence_id))
-        ranked = [RankedCandidate(keep[i], r + 1, float(blend[i]), float(logits[i]), cal.probability(float(logits[i])),
-                                  lengths[i], lengths[i] > max_len) for r, i in enumerate(order)]
+        scored = [RankedCandidate(keep[i], 0, float(blend[i]), float(logits[i]), cal.probability(float(logits[i])),
+                                  lengths[i], lengths[i] > max_len) for i in order]
+        kept = {c.chunk.evidence_id for c in keep} | unread
+        ranked = _in_slots(scored, [c for c in pool if c.chunk.evidence_id in kept], unread)
         start, floor = len(ranked), (float(blend.min()) if len(blend) else 0.0) - 1.0
         ranked += [RankedCandidate(c, start + j + 1, floor - j, None, None) for j, c in enumerate(rest)]
         if excluded:
             logger.warning("rerank excluded %d candidates: %s", len(excluded), sorted({e.reason for e in excluded}))
         timings = {"rerank": (t1 - t0) * 1e3, "rerank_total": (time.perf_counter() - t0) * 1e3}
         return RerankResult(q, lang, True, "", self.model_id, tuple(ranked), tuple(excluded), cal.calibrated, timings)
+
+
+def _in_slots(scored: list[RankedCandidate], pool: list[Candidate], unread: set[str]) -> list[RankedCandidate]:
+    """The pool in its fused order with the scored candidates reordered among their own positions
+    and every unread one (``unread``: evidence ids) left where it was; ranks 1..n. An unread
+    candidate carries the ordering score of the one above it (the best score when it is first),
+    so the scores never increase down the list."""
+    it = iter(scored)
+    top = scored[0].score if scored else 0.0
+    out: list[RankedCandidate] = []
+    for c in pool:
+        if c.chunk.evidence_id in unread:
+            prev = out[-1].score if out else top
+            out.append(RankedCandidate(c, len(out) + 1, prev, None, None))
+        else:
+            out.append(replace(next(it), rank=len(out) + 1))
+    return out
 
 
 def reranked_candidates(result: RerankResult) -> tuple[Candidate, ...]:

@@ -161,3 +161,39 @@ def test_negative_documents_keep_fused_order_once_each_without_the_relevant():
     cands = [cand(3, "a", 4.0), cand(1, "b", 3.0), cand(3, "c", 2.0), cand(2, "d", 1.0), cand(0, "e", 0.5)]
     assert negative_documents(cands, {"d1"}) == ["d3", "d2", "d0"]
     assert negative_documents(cands, {"d0", "d1", "d2", "d3"}) == []
+
+
+KO = [cand(3, "연차 유급휴가는 1년간 80퍼센트 이상 출근한 근로자에게 15일을 준다", 2.5),
+      cand(4, "밀폐공간에 들어가기 전에 산소 농도를 측정한다", 1.5)]
+
+
+def test_passages_the_model_cannot_read_keep_their_fused_positions():
+    """An English-only model scores only the English passages; the Korean ones stay where fusion put them."""
+    mixed = [CANDS[0], KO[0], CANDS[1], KO[1], CANDS[2]]  # fused order: en, ko, en, ko, en
+    scorer = FakeScorer()
+    res = CrossEncoderReranker(scorer, Calibration(), RerankConfig(blend_weight=1.0)).rerank(
+        "does vitamin d improve bone density", mixed)
+    assert res.applied
+    assert [k.split("#")[0] for k in scorer.calls[0][1]] == ["d0:1:0", "d1:1:0", "d2:1:0"]
+    ids = [c.evidence_id for c in res.candidates]
+    assert ids[1] == "d3:1:0" and ids[3] == "d4:1:0"  # the Korean passages did not move
+    assert ids[0] == "d1:1:0"  # the relevant English passage moved up among the English positions
+    assert [c.rank for c in res.candidates] == [1, 2, 3, 4, 5]
+    unread = [c for c in res.candidates if c.evidence_id.startswith(("d3", "d4"))]
+    assert all(c.logit is None and c.probability is None for c in unread)
+    scores = [c.score for c in res.candidates]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_no_passage_the_model_reads_passes_the_fused_order_through():
+    scorer = FakeScorer()
+    res = CrossEncoderReranker(scorer, Calibration()).rerank("how many leave days", KO)
+    assert not res.applied and "passage language" in res.reason and scorer.calls == []
+    assert [c.evidence_id for c in res.candidates] == ["d3:1:0", "d4:1:0"]
+
+
+def test_a_multilingual_model_reads_the_passage_languages_it_is_given():
+    scorer = FakeScorer()
+    cfg = RerankConfig(languages=("en", "ko"), passage_languages=("en", "ko"))
+    res = CrossEncoderReranker(scorer, Calibration(), cfg).rerank("how many leave days", [*KO, CANDS[1]])
+    assert res.applied and len(scorer.calls[0][1]) == 3
