@@ -1,0 +1,62 @@
+"""The LLM resolver (rag.conversation.llm) with a scripted generator."""
+from __future__ import annotations
+
+import json
+
+from rag.answer.contract import GenerationOutput, GenerationRequest
+from rag.conversation import LLMResolver, rewrite_problem
+from rag.errors import GenerationError
+from rag.types import Turn
+
+HISTORY = [Turn("user", "연차 휴가는 며칠인가요?"), Turn("assistant", "1년간 80퍼센트 이상 출근하면 15일입니다.")]
+
+
+class Scripted:
+    name = "scripted"
+
+    def __init__(self, reply: str | Exception) -> None:
+        self.reply = reply
+        self.requests: list[GenerationRequest] = []
+
+    def generate(self, request: GenerationRequest) -> GenerationOutput:
+        self.requests.append(request)
+        if isinstance(self.reply, Exception):
+            raise self.reply
+        return GenerationOutput(self.reply, None, None)
+
+    async def agenerate(self, request):  # pragma: no cover - not used
+        return self.generate(request)
+
+
+def test_a_checked_rewrite_replaces_the_follow_up():
+    gen = Scripted(json.dumps({"question": "신입사원의 연차 휴가는 며칠인가요?"}, ensure_ascii=False))
+    r = LLMResolver(gen).resolve("그럼 신입사원은요?", HISTORY)
+    assert r.question == "신입사원의 연차 휴가는 며칠인가요?" and r.method == "llm" and not r.standalone
+    req = gen.requests[0]
+    assert req.json_schema["required"] == ["question"] and "연차 휴가는 며칠인가요?" in req.messages[1].content
+
+
+def test_a_standalone_question_never_reaches_the_model():
+    gen = Scripted("{}")
+    r = LLMResolver(gen).resolve("육아휴직은 자녀 한 명당 최대 몇 년까지 할 수 있나요?", HISTORY)
+    assert r.standalone and r.method == "none" and gen.requests == []
+
+
+def test_a_rewrite_that_brings_its_own_facts_falls_back_to_the_rules():
+    gen = Scripted(json.dumps({"question": "신입사원의 연차 휴가는 근로기준법 제60조제2항에 따라 며칠인가요?"},
+                              ensure_ascii=False))
+    r = LLMResolver(gen).resolve("그럼 신입사원은요?", HISTORY)
+    assert r.method == "rules" and r.question.startswith("신입사원은 연차 휴가는 며칠인가요?")
+    assert "refused" in r.reason and "terms not in the conversation" in r.reason
+
+
+def test_a_model_error_or_bad_json_falls_back_to_the_rules():
+    for reply in (GenerationError("down"), "not json", json.dumps({"q": 1})):
+        r = LLMResolver(Scripted(reply)).resolve("신입사원은요?", HISTORY)
+        assert r.method == "rules" and "failed" in r.reason
+
+
+def test_rewrite_problems():
+    assert rewrite_problem("", "q", HISTORY) == "empty rewrite"
+    assert rewrite_problem("a\nb", "q", HISTORY) == "not one short line"
+    assert rewrite_problem("연차 휴가는 며칠인가요?", "신입사원은요?", HISTORY) == ""
