@@ -2,11 +2,12 @@
 
 1. **Does the question stand alone?** It does, and is returned unchanged, unless one of these
    holds (:func:`dependence`):
-   - it opens with an anaphor (``그건``, ``그 경우``, ``거기서``, ``이건``; ``it``, ``that``,
-     ``those`` in a short English question) or ends in one;
-   - it opens with a connective (``그럼``, ``그러면``, ``그리고``, ``또``; ``what about``,
-     ``and``, ``what if``) and asks nothing itself or has at most one content term (two in
-     English) of its own;
+   - it holds an anaphor (``그건``, ``그 수당``, ``거기에``, ``그쪽``, ``그렇게``; ``it``, ``that``,
+     ``those`` in a short English question);
+   - it names a decree or "the law" without naming the law (``시행령에서는 …``);
+   - it opens with ``그럼``, ``그러면``, ``그렇다면``, ``반대로``, ``만약``, or with a weaker
+     connective (``그리고``, ``또``, ``근데``; ``what about``, ``and``, ``what if``) while asking
+     nothing itself or naming at most one topic of its own (two in English);
    - it is an ellipsis: it asks no kind of fact itself (no 며칠 / 얼마 / 언제 / yes-no ending) and
      ends like ``신입사원은요?``, ``시행령에는요?``, ``30일이면요?``, or it is an English fragment
      of at most four words;
@@ -37,11 +38,19 @@ from rag.types import Turn
 MAX_TOPIC_TERMS = 6
 MAX_LAW_NAMES = 2
 
+# Words that point back to something said before, anywhere in the question (그 + a noun: 그 수당,
+# 그 은행, 그 통지; 거기 / 그쪽 / 그것; 그렇게 / 그런 …).
 _KO_ANAPHOR = re.compile(
-    r"^(?:그건|그것은|그것도|그것|그거|그게|그걸|그건요|이건|이거|이게|이것은|저건|거기|거기서|거기는|그곳|그때|그럴\s*때|"
-    r"그런\s*경우|이\s*경우|그\s+(?:경우|기간|때|금액|돈|날|사람|조항|조문|규정|법|내용|기준|비율|기한|다음|뒤|후|전|외|중))"
-    r"|(?:그건요|그거요|그럼요)\s*\??$")
-_KO_CONNECTIVE = re.compile(r"^(?:그럼|그러면|그렇다면|그런데|근데|그리고|그래서|또는|또|혹시|아니면|만약에?|만일)(?=[\s,]|$)[\s,]*")
+    r"(?:^|[\s,(])(?:그건|그것은|그것도|그것|그거|그게|그걸|이건|이거|이게|이것은|저건|거기|거기서|거기에|거기는|그곳|그쪽|"
+    r"그때|그럴\s*때|그렇게|그런|그러한|이런|이러한|같은\s*(?:경우|조건)|이\s*경우)")
+_KO_THAT_NOUN = re.compile(r"(?:^|[\s,(])그\s+([가-힣]{2,})")
+# Openers that continue the previous question: a strong one always does; a weak one only when
+# the question asks nothing itself or names at most one topic.
+_KO_STRONG_OPENER = re.compile(r"^(?:그럼|그러면|그렇다면|그렇게|반대로|그\s*다음|만약에?|만일)(?=[\s,]|$)[\s,]*")
+_KO_CONNECTIVE = re.compile(r"^(?:그럼|그러면|그렇다면|그렇게|반대로|그\s*다음|만약에?|만일|그런데|근데|그리고|그래서|또는|또|혹시|"
+                            r"아니면)(?=[\s,]|$)[\s,]*")
+# A decree or rule named without its law: "시행령에서는 …", "이 법에서는 …".
+_KO_UNNAMED_LAW = re.compile(r"(?:^|\s)(?:시행령|시행규칙|이\s*법|그\s*법|법에서|법률에서|법에는|규정에서)")
 _KO_ELLIPSIS = re.compile(r"(?:은|는|이|가|도|에는|에서는|으로는|로는|에게는|한테는|이면|면|라면|이라면|일\s*때는?|의\s*경우는?|경우는?)"
                           r"\s*요\s*[?？]?\s*$")
 _KO_ASKS = re.compile(r"무엇|뭐|뭔|어디|어떻|어떤|어느|왜|누구|누가|언제|몇|얼마|며칠|(?:인가|은가|는가|나|까|니|죠|지)요?\s*[?？]?\s*$")
@@ -83,15 +92,23 @@ def dependence(question: str) -> str:
         if len(words) <= 4 and not asks:
             return "a fragment"
     else:
-        if _KO_ANAPHOR.search(q):
-            return "refers back (그건 / 그 경우 / 거기)"
-        if _KO_CONNECTIVE.match(q) and (len(terms) <= 1 or not asks):
+        if _KO_ANAPHOR.search(q) or _points_back(q):
+            return "refers back (그건 / 그 수당 / 거기)"
+        if _KO_STRONG_OPENER.match(q) or (_KO_CONNECTIVE.match(q) and (len(terms) <= 1 or not asks)):
             return f"opens with {_KO_CONNECTIVE.match(q).group(0).strip(' ,')!r}"
+        if _KO_UNNAMED_LAW.search(q) and not _law_names(q):
+            return "names a decree or the law without naming the law"
         if not asks and _KO_ELLIPSIS.search(q) and not _KO_ASKS.search(q) and len(terms) <= 3:
             return "an ellipsis (…은요?)"
     if not terms:
         return "no content term of its own"
     return ""
+
+
+def _points_back(q: str) -> bool:
+    """``그 수당``, ``그 은행``: ``그`` before a noun the question has not named itself ("관리기관은 그
+    예치금을" after "예치금" earlier in the same question points inside it, not back)."""
+    return any(m.group(1)[:2] not in q[:m.start()] for m in _KO_THAT_NOUN.finditer(q))
 
 
 def _core(question: str) -> str:

@@ -85,3 +85,17 @@ def test_resolution_json_names_what_was_asked_and_used():
     j = r.to_json()
     assert j["asked"] == "신입사원은요?" and j["question"] == r.question and j["method"] == "rules"
     assert j["carried"] == list(r.carried) and j["standalone"] is False
+
+
+@pytest.mark.parametrize("question", [
+    "그 수당을 거짓으로 타면 어떻게 돼요?", "시행령에서는 어떻게 정하고 있어요?", "그렇게 걸리면 징계는 어느 정도 받아요?",
+    "반대로 세입자 쪽은 언제까지 알려야 해요?", "남편도 육아휴직하면 그쪽은 얼마 받아요?", "부모님은 몇 살 이상이어야 거기 들어가요?",
+    "그럼 서울 출장이면 1박 상한이 얼마예요?",
+])
+def test_follow_ups_that_point_back_mid_sentence_or_name_an_unnamed_decree(question):
+    assert dependence(question)
+
+
+def test_that_noun_pointing_inside_the_question_is_not_a_reference_back():
+    q = "가상자산 이용자 예치금을 맡은 관리기관은 그 예치금을 어떤 방법으로 운용할 수 있나요?"
+    assert dependence(q) == "" and RulesResolver().resolve(q, LEAVE).question == q
