@@ -21,6 +21,15 @@ class InputError(RagError):
     """A user-supplied value (query, document, file) is unusable."""
 
 
+class AccessMetadataError(InputError):
+    """A document's access metadata (``access: {groups, users, tenant}``) is malformed; the message
+    names the document and the bad key or value."""
+
+
+class PrincipalRequiredError(InputError):
+    """``security.require_principal: true`` and the request named no principal (user, groups or tenant)."""
+
+
 class EmptyQueryError(InputError):
     """The query is empty or whitespace only."""
 

@@ -5,6 +5,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, Mapping
 
+from rag.access.model import Access, ReaderScope
+
 Ordering = Literal["rank", "reverse", "edges"]  # how the context orders its blocks (context.ordering)
 
 
@@ -63,6 +65,7 @@ class Chunk:
     # offsets into text where a block the file's loader saw begins (a line, list item, table row)
     boundaries: tuple[int, ...] = ()
     file: str = ""  # the file it was read from, relative to its folder ("" for JSONL documents)
+    access: Access | None = None  # who may read it (its document's access metadata); None: public
 
     @property
     def page_end(self) -> int | None:
@@ -127,14 +130,19 @@ class Candidate:
 
 @dataclass(frozen=True)
 class SearchFilter:
-    """Restrict retrieval to some documents and/or versions; an empty field restricts nothing.
+    """Restrict retrieval to some documents and/or versions, and to what its readers may read; an
+    empty field restricts nothing.
 
     ``versions`` are version labels matched against every document's version (``"2024-01-01"``).
-    The filter is applied inside each retriever, before its top-k, so a narrow filter still
+    ``readers``: the callers' scopes (:class:`rag.access.ReaderScope`); a row must be readable by
+    every one of them. The retrievers add the caller's scope to any request filter
+    (:meth:`restricted_to`), so a request filter narrows what the caller may read and never widens
+    it. The filter is applied inside each retriever, before its top-k, so a narrow filter still
     fills the candidate list from the allowed rows."""
 
     document_ids: tuple[str, ...] = ()
     versions: tuple[str, ...] = ()
+    readers: tuple[ReaderScope, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("document_ids", "versions"):
@@ -142,13 +150,27 @@ class SearchFilter:
             if isinstance(value, str) or not all(isinstance(v, str) and v for v in value):
                 raise TypeError(f"SearchFilter.{name} must be a sequence of non-empty strings, got {value!r}")
             object.__setattr__(self, name, tuple(sorted(set(value))))
+        if not all(isinstance(r, ReaderScope) for r in self.readers):
+            raise TypeError(f"SearchFilter.readers must be ReaderScope values, got {self.readers!r:.120}")
+        object.__setattr__(self, "readers", tuple(dict.fromkeys(self.readers)))
 
     def __bool__(self) -> bool:
-        return bool(self.document_ids or self.versions)
+        return bool(self.document_ids or self.versions or self.readers)
 
-    def allows(self, document_id: str, version: str) -> bool:
+    def allows(self, document_id: str, version: str, access: Access | None = None) -> bool:
+        """Whether the rows of one document version (with its ``access``) pass the filter."""
         return ((not self.document_ids or document_id in self.document_ids)
-                and (not self.versions or version in self.versions))
+                and (not self.versions or version in self.versions)
+                and all(r.allows(access) for r in self.readers))
+
+    def restricted_to(self, scope: ReaderScope) -> "SearchFilter":
+        """This filter intersected with what ``scope`` may read (the request's restrictions kept)."""
+        return SearchFilter(self.document_ids, self.versions, self.readers + (scope,))
+
+    @staticmethod
+    def within(where: "SearchFilter | None", scope: ReaderScope) -> "SearchFilter":
+        """``where`` (or no restriction) intersected with ``scope``."""
+        return (where or SearchFilter()).restricted_to(scope)
 
 
 @dataclass(frozen=True)

@@ -243,9 +243,14 @@ class ValidationConfig(Section):
 
 
 class SecurityConfig(Section):
-    """Handling of retrieved text that tries to instruct the assistant (rag.context.sanitize)."""
+    """Handling of retrieved text that tries to instruct the assistant (rag.context.sanitize), and
+    document access control (rag.access, docs/security.md)."""
 
     section: ClassVar[str] = "security"
     # off: defuse tags/markers only; drop_block: drop the suspect block; drop_document: drop every block
     # of a document that carried an injection attempt. Dropped evidence is listed as suspected_injection.
     quarantine: Literal["off", "drop_block", "drop_document"] = "drop_document"
+    # Who may read a document without access metadata: everyone (public), or no one (private).
+    default_access: Literal["public", "private"] = "public"
+    # true: a request without a principal (user, groups or tenant) is refused (PrincipalRequiredError)
+    require_principal: bool = False

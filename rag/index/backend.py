@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, Mapping, Protocol, cast, runtime_checkable
 
+from rag.access.model import document_access
 from rag.config import RagConfig, digest
 from rag.errors import ConfigError, EmptyCorpusError, IndexError_, IndexMismatchError
 from rag.index.chunking import Chunker
@@ -28,7 +29,7 @@ from rag.index.embedders import Embedder
 from rag.index.layout import current_version, index_exists
 from rag.index.protocol import Index
 from rag.index.store import HybridIndex, build_index
-from rag.index.updates import Progress, UpdateReport, text_sha256
+from rag.index.updates import Progress, UpdateReport, access_json, text_sha256
 from rag.text.analyzers import Analyzer
 from rag.types import Document
 
@@ -247,7 +248,9 @@ class MilvusBackend(_Backend):
         """A collection named after the documents and the index settings (``<collection>_<hash>``),
         reused when it already holds them."""
         key = digest({"index": self.config.index_hash,
-                      "docs": [[d.id, d.version, text_sha256(d.text)] for d in sorted(docs, key=lambda d: d.key)]})
+                      "docs": [[d.id, d.version, text_sha256(d.text)]
+                               + ([access_json(a)] if (a := document_access(d.id, d.metadata)) else [])
+                               for d in sorted(docs, key=lambda d: d.key)]})
         idx = self._index(f"{self.config.index.milvus.collection}_{key[:12]}").create()
         idx.sync(docs, progress)
         if not len(idx):

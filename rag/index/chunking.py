@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from rag.access.model import document_access
 from rag.config import ChunkingConfig
 from rag.errors import InputError
 from rag.text.segment import Segment, safe_cuts, segment
@@ -326,6 +327,7 @@ class Chunker:
         segs = segment(text) if structured else ()
         seg_starts = [sg.start for sg in segs]
         has_pages = "\f" in text
+        access = document_access(doc.id, doc.metadata)  # every chunk carries its document's access
         chunks: list[Chunk] = []
         i = 0
         last_j = -1  # index of the last unit already emitted
@@ -359,6 +361,7 @@ class Chunker:
                     page_breaks=breaks,
                     boundaries=bounds,
                     file=str(doc.metadata.get("file") or ""),
+                    access=access,
                 )
             )
             last_j = j

@@ -6,9 +6,12 @@ import json
 import logging
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import Mapping
 
 from rag import __version__
+from rag.access.model import Access, stored_access
 from rag.errors import IndexCorruptError, IndexMismatchError, IndexNotFoundError
 from rag.types import Chunk
 
@@ -38,6 +41,33 @@ class DocumentRecord:
         except ValueError:
             return {}
         return meta if isinstance(meta, dict) else {}
+
+    @cached_property
+    def access(self) -> Access | None:
+        """Who may read the document (its metadata's ``access``): None when it has none (public, as
+        every record of an index written before access control), :data:`rag.access.NOBODY` when the
+        stored entry cannot be read (fails closed)."""
+        return stored_access(self.meta.get("access"))
+
+
+class RestrictedCache:
+    """Whether any record of a documents mapping has access metadata, remembered for the last
+    mapping seen (backends replace that mapping on every update, never mutate it)."""
+
+    def __init__(self) -> None:
+        self._last: tuple[object, bool] | None = None
+
+    def __call__(self, documents: Mapping[tuple[str, str], DocumentRecord]) -> bool:
+        last = self._last
+        if last is None or last[0] is not documents:
+            last = self._last = (documents, any(rec.access is not None for rec in documents.values()))
+        return last[1]
+
+
+def needs_readers(where, restricted: bool) -> bool:
+    """Whether ``where``'s readers (:class:`rag.access.ReaderScope`) can exclude any row: not when no
+    document has access metadata and every reader reads public documents."""
+    return bool(where.readers) and (restricted or any(r.default_access != "public" for r in where.readers))
 
 
 @dataclass(frozen=True)
@@ -88,7 +118,8 @@ def chunking_name(chunker) -> str:
 
 def chunk_from_json(o: dict) -> Chunk:
     """A saved chunk record back to a :class:`Chunk`: ``heading_path`` (a JSON list) becomes a tuple;
-    records written before ``locator``/``heading_path`` existed load with their defaults."""
+    records written before ``locator``/``heading_path``/``access`` existed load with their defaults
+    (no access: public)."""
     if "heading_path" in o:
         path = o["heading_path"]
         if not isinstance(path, (list, tuple)) or not all(isinstance(h, str) for h in path):
@@ -98,6 +129,8 @@ def chunk_from_json(o: dict) -> Chunk:
         o = {**o, "page_breaks": tuple((int(a), int(b)) for a, b in o["page_breaks"])}
     if "boundaries" in o:
         o = {**o, "boundaries": tuple(int(b) for b in o["boundaries"])}
+    if o.get("access") is not None:  # records written before access control have none: public
+        o = {**o, "access": stored_access(o["access"])}
     return Chunk(**o)
 
 

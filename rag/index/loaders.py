@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
+from rag.access.model import Access
 from rag._io import parse_jsonl
 from rag.config import CorpusConfig
 from rag.documents import FileFailure, FileWarning, LoadedFile, load_file
@@ -35,7 +36,8 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict]]:
 
 
 def load_jsonl_documents(path: str | Path) -> list[Document]:
-    """One document per line: ``id``, ``text`` required; ``version``, ``title``, ``uri``, ``metadata`` optional."""
+    """One document per line: ``id``, ``text`` required; ``version``, ``title``, ``uri``, ``metadata`` and
+    ``access`` (``{"groups": [...], "users": [...], "tenant": ...}``, who may read it) optional."""
     p = Path(path)
     docs = []
     for lineno, obj in _jsonl(p):
@@ -48,6 +50,10 @@ def load_jsonl_documents(path: str | Path) -> list[Document]:
         meta = obj.get("metadata") or {}
         if not isinstance(meta, Mapping):
             raise InputError(f"{p}:{lineno}: 'metadata' must be an object")
+        if obj.get("access") is not None or meta.get("access") is not None:
+            # who may read it (docs/security.md); kept in the metadata in its canonical form
+            raw = obj["access"] if obj.get("access") is not None else meta["access"]
+            meta = {**meta, "access": Access.parse(raw, f"{p}:{lineno}: document {str(doc_id)!r}").to_json()}
         docs.append(
             Document(
                 id=str(doc_id),

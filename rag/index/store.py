@@ -30,6 +30,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from rag import __version__
+from rag.access.model import NOBODY
 from rag._io import fsync_dir, fsync_file, fsync_tree, read_jsonl
 from rag.config import RagConfig
 from rag.text.analyzers import Analyzer
@@ -44,8 +45,8 @@ from rag.errors import (
     InputError,
     missing_dependency,
 )
-from rag.index.layout import (FORMAT_VERSION, DocumentRecord, IndexParams, check_params, chunk_from_json,
-                              chunking_name, current_version, version_numbers)
+from rag.index.layout import (FORMAT_VERSION, DocumentRecord, IndexParams, RestrictedCache, check_params,
+                              chunk_from_json, chunking_name, current_version, needs_readers, version_numbers)
 from rag.index.loaders import check_unique
 from rag.index.updates import (IndexedDocument, Progress, UpdateReport, check_replace, chunk_and_embed, keys_of,
                                labels, passage_text, replace_plan, split_new)
@@ -97,6 +98,7 @@ class HybridIndex:
         self._read_only = False
         # chunks list -> row span of each (document id, version); shared with snapshots, latest version only
         self._row_spans: dict[str, tuple[object, dict[tuple[str, str], tuple[int, int]]]] = {}
+        self._restricted = RestrictedCache()  # whether any document has access metadata
 
     # -- properties ----------------------------------------------------------
     def __len__(self) -> int:
@@ -150,6 +152,7 @@ class HybridIndex:
         twin._lock, twin._write_lock = threading.Lock(), threading.RLock()
         twin._read_only = False
         twin._row_spans = {}
+        twin._restricted = RestrictedCache()
         return twin
 
     def _writable(self, op: str) -> None:
@@ -267,9 +270,11 @@ class HybridIndex:
         self._faiss = self._make_faiss(self.embeddings.reshape(-1, self.dim))
 
     # -- searching -------------------------------------------------------------
-    def rows_for(self, chunks: list, where: SearchFilter) -> np.ndarray:
+    def rows_for(self, chunks: list, where: SearchFilter, documents: dict | None = None) -> np.ndarray:
         """Row numbers of ``chunks`` (one version's rows, sorted by document id, version, ordinal)
-        that ``where`` allows, ascending."""
+        that ``where`` allows, ascending. ``documents``: the records of the same version (default the
+        current ones); a filter with readers checks each document's access there (a row without a
+        record is nobody's)."""
         cached = self._row_spans.get("latest")
         if cached is None or cached[0] is not chunks:
             spans: dict[tuple[str, str], tuple[int, int]] = {}
@@ -279,15 +284,26 @@ class HybridIndex:
                 spans[key] = (start, i + 1)
             cached = self._row_spans["latest"] = (chunks, spans)
         spans = cached[1]
-        keep = [np.arange(a, b) for key, (a, b) in sorted(spans.items(), key=lambda kv: kv[1]) if where.allows(*key)]
+        records = self.documents if documents is None else documents
+        readers = needs_readers(where, self._restricted(records))
+        if not readers and not (where.document_ids or where.versions):
+            return np.arange(len(chunks), dtype=np.int64)
+
+        def allowed(key: tuple[str, str]) -> bool:
+            if not readers:
+                return where.allows(key[0], key[1])
+            rec = records.get(key)
+            return where.allows(*key, rec.access if rec is not None else NOBODY)
+
+        keep = [np.arange(a, b) for key, (a, b) in sorted(spans.items(), key=lambda kv: kv[1]) if allowed(key)]
         return np.concatenate(keep).astype(np.int64) if keep else np.zeros(0, np.int64)
 
     def search_bm25(self, query: str, k: int, where: SearchFilter | None = None) -> list[ScoredChunk]:
         """The top ``k`` chunks by BM25 (score > 0); ``where`` keeps only the rows it allows."""
         with self._lock:
-            chunks, bm25 = self.chunks, self.bm25
-        if where:
-            rows = self.rows_for(chunks, where)
+            chunks, bm25, documents = self.chunks, self.bm25, self.documents
+        rows = self.rows_for(chunks, where, documents) if where else None
+        if rows is not None and len(rows) < len(chunks):  # a filter that allows every row is no filter
             scores = bm25.scores(self.analyzer(query))
             sub, s = top_k_desc(scores[rows], k, positive_only=True) if len(rows) else (rows, rows)
             idx, scores = rows[sub], s
@@ -298,14 +314,14 @@ class HybridIndex:
     def search_dense(self, query_vector: np.ndarray, k: int, where: SearchFilter | None = None) -> list[ScoredChunk]:
         """The top ``k`` chunks by inner product; with ``where``, an exact scan of the allowed rows."""
         with self._lock:
-            chunks, embeddings, dense = self.chunks, self.embeddings, self._faiss
+            chunks, embeddings, dense, documents = self.chunks, self.embeddings, self._faiss, self.documents
         if not chunks or dense is None:
             return []
         q = np.asarray(query_vector, dtype=np.float32).reshape(1, -1)
         if q.shape[1] != self.dim:
             raise IndexMismatchError(f"query vector has dimension {q.shape[1]}, index has {self.dim}")
-        if where:
-            rows = self.rows_for(chunks, where)
+        rows = self.rows_for(chunks, where, documents) if where else None
+        if rows is not None and len(rows) < len(chunks):  # a filter that allows every row is no filter
             if not len(rows):
                 return []
             sub, scores = top_k_desc(np.asarray(embeddings[rows] @ q[0], dtype=np.float32), min(len(rows), k))

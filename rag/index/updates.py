@@ -14,6 +14,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from rag.access.model import Access, document_access
 from rag.errors import DuplicateDocumentError, IndexMismatchError, InputError
 from rag.index.chunking import Chunker
 from rag.index.embedders import CachedEmbedder, Embedder
@@ -62,6 +63,28 @@ def check_document(d: Document) -> None:
         raise InputError(f"document {d.id!r}: text must be a string, got {type(d.text).__name__}")
     if ":" in d.version:
         raise InputError(f"document {d.id!r}: version {d.version!r} must not contain ':' (used in evidence ids)")
+    document_access(d.id, d.metadata)  # malformed access metadata: AccessMetadataError naming the document
+
+
+def access_json(access: Access | None) -> str:
+    """The access metadata as it is compared between an indexed record and a new document."""
+    return json.dumps(access.to_json() if access is not None else None, sort_keys=True)
+
+
+def same_contents(rec: DocumentRecord, d: Document) -> bool:
+    """Whether an indexed record holds ``d`` as it is: the same text and the same access metadata
+    (a replace that changes only who may read a document rewrites it)."""
+    return rec.text_sha256 == text_sha256(d.text) and \
+        access_json(rec.access) == access_json(document_access(d.id, d.metadata))
+
+
+def record_metadata(d: Document) -> str:
+    """A document's metadata as its record stores it (JSON), with ``access`` in its canonical form."""
+    meta = dict(d.metadata)
+    access = document_access(d.id, meta)
+    if access is not None:
+        meta["access"] = access.to_json()
+    return json.dumps(meta, ensure_ascii=False, sort_keys=True, default=str)
 
 
 def split_new(documents: Mapping[tuple[str, str], DocumentRecord], docs: Sequence[Document]
@@ -75,11 +98,12 @@ def split_new(documents: Mapping[tuple[str, str], DocumentRecord], docs: Sequenc
         rec = documents.get(d.key)
         if rec is None:
             new.append(d)
-        elif rec.text_sha256 == text_sha256(d.text):
+        elif same_contents(rec, d):
             unchanged.append(f"{d.id}:{d.version}")
         else:
+            what = "text" if rec.text_sha256 != text_sha256(d.text) else "access metadata"
             raise DuplicateDocumentError(
-                f"document {d.id!r} version {d.version!r} is already indexed with different text; "
+                f"document {d.id!r} version {d.version!r} is already indexed with different {what}; "
                 "use replace() (or give it a new version) — the index was left unchanged"
             )
     return new, unchanged
@@ -87,10 +111,10 @@ def split_new(documents: Mapping[tuple[str, str], DocumentRecord], docs: Sequenc
 
 def replace_plan(documents: Mapping[tuple[str, str], DocumentRecord], docs: Sequence[Document]
                  ) -> tuple[set[tuple[str, str]], list[tuple[str, str]], list[Document]]:
-    """For ``replace``: the keys kept (same id, version and text), the keys dropped (other
-    versions of the given ids, or other text), and the documents to add."""
+    """For ``replace``: the keys kept (same id, version, text and access metadata), the keys dropped
+    (other versions of the given ids, or other text or access), and the documents to add."""
     ids = {d.id for d in docs}
-    keep = {d.key for d in docs if d.key in documents and documents[d.key].text_sha256 == text_sha256(d.text)}
+    keep = {d.key for d in docs if d.key in documents and same_contents(documents[d.key], d)}
     drop = sorted(k for k in documents if k[0] in ids and k not in keep)
     return keep, drop, [d for d in docs if d.key not in keep]
 
@@ -128,8 +152,7 @@ def chunk_and_embed(docs: Sequence[Document], chunker: Chunker, embedder: Embedd
         raise IndexMismatchError(f"embedder returned dimension {vecs.shape[1]}, expected {dim}")
     out, row = [], 0
     for d, cs in zip(docs, per_doc):
-        rec = DocumentRecord(d.id, d.version, d.title, d.uri, text_sha256(d.text), len(cs),
-                             json.dumps(dict(d.metadata), ensure_ascii=False, sort_keys=True, default=str))
+        rec = DocumentRecord(d.id, d.version, d.title, d.uri, text_sha256(d.text), len(cs), record_metadata(d))
         out.append(IndexedDocument(rec, tuple(cs), vecs[row:row + len(cs)]))
         row += len(cs)
     return out, embedded

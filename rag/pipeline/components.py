@@ -10,6 +10,8 @@ import copy
 import logging
 from typing import TYPE_CHECKING, Sequence
 
+from rag.access.model import Principal, ReaderScope
+from rag.access.scope import reader_scope
 from rag.answer.contract import Generator
 from rag.answer.extractive import ExtractiveGenerator
 from rag.answer.generators import make_generator
@@ -30,7 +32,7 @@ from rag.retrieval.hybrid import HybridRetriever
 from rag.retrieval.versions import VersionInfo, allowed_versions, effective_date
 from rag.text.analyzers import make_analyzer
 from rag.text.tokens import make_counter
-from rag.types import Ordering
+from rag.types import Ordering, SearchResult
 
 if TYPE_CHECKING:
     from rag.tools import ToolLoop, ToolRegistry, ToolSelector
@@ -59,7 +61,8 @@ class Components:
         self._tool_selectors: dict[int, tuple[ToolRegistry, ToolSelector]] = {}
         # Derived from the index's current documents; recomputed when the index swaps them
         # (compared by identity: the index replaces, never mutates, that mapping)
-        self._allowed: tuple[object, dict[str, str | None] | None] | None = None
+        # (documents, policy over all, whether any has access metadata, policy per reader scope)
+        self._allowed: tuple[object, dict[str, str | None] | None, bool, dict] | None = None
 
     def with_index(self, index: Index) -> "Components":
         """The same components (every one already loaded is shared) over another index."""
@@ -103,16 +106,40 @@ class Components:
 
     @property
     def retriever(self) -> HybridRetriever:
-        return HybridRetriever(self.index, self.embedder, self.config.retrieval)
+        return HybridRetriever(self.index, self.embedder, self.config.retrieval, self.config.security)
 
-    def allowed_versions(self) -> dict[str, str | None] | None:
-        """The version policy over the index's documents, recomputed only when the index changed."""
+    def reader_scope(self, principal: Principal | None) -> ReaderScope:
+        """What ``principal`` (None: anonymous) may read under ``security``."""
+        return reader_scope(principal, self.config.security)
+
+    def readable(self, search: SearchResult, scope: ReaderScope) -> SearchResult:
+        """``search`` without the candidates ``scope`` may not read (decided on the index's records)."""
+        docs = self.index.documents
+        keep = tuple(x for x in search.candidates
+                     if (rec := docs.get((x.chunk.document_id, x.chunk.document_version))) is not None
+                     and scope.allows(rec.access))
+        return search if len(keep) == len(search.candidates) else SearchResult(search.query, keep, search.timings_ms)
+
+    def allowed_versions(self, scope: ReaderScope | None = None) -> dict[str, str | None] | None:
+        """The version policy over the index's documents that ``scope`` (None: anonymous) may read;
+        recomputed only when the index changed (and, for an index with access metadata, per scope)."""
+        scope = scope or self.reader_scope(None)
         docs = self.index.documents
         if self._allowed is None or self._allowed[0] is not docs:
-            infos = [VersionInfo(rec.id, rec.version, effective_date(rec.version, rec.meta))
-                     for rec in docs.values()]
-            self._allowed = (docs, allowed_versions(infos, self.config.retrieval))
-        return self._allowed[1]
+            restricted = any(rec.access is not None for rec in docs.values())
+            self._allowed = (docs, self._policy(docs.values()), restricted, {})
+        _, everyone, restricted, per_scope = self._allowed
+        if not restricted and scope.default_access == "public":  # every document is readable
+            return everyone
+        if scope not in per_scope:
+            if len(per_scope) >= 256:
+                per_scope.clear()
+            per_scope[scope] = self._policy(rec for rec in docs.values() if scope.allows(rec.access))
+        return per_scope[scope]
+
+    def _policy(self, records) -> dict[str, str | None] | None:
+        infos = [VersionInfo(rec.id, rec.version, effective_date(rec.version, rec.meta)) for rec in records]
+        return allowed_versions(infos, self.config.retrieval)
 
     def document_texts(self, doc_id: str, version: str) -> tuple[str, ...]:
         """Every chunk text of one document version (for ``quarantine: drop_document``)."""

@@ -5,6 +5,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, AsyncIterator, Iterable, Sequence
 
+from rag.access.model import Principal
+from rag.access.scope import check_principal
 from rag.answer.contract import Generator
 from rag.answer.validation import CitationValidator
 from rag.config import RagConfig, load_config
@@ -195,43 +197,50 @@ class Pipeline:
 
     def retriever_over(self, docs: Iterable[Document], progress: Progress | None = None) -> HybridRetriever:
         """A retriever over a new in-memory index of ``docs`` (evaluation, training data mining)."""
-        return HybridRetriever(self.new_index(docs, progress), self.embedder, self.config.retrieval)
+        return HybridRetriever(self.new_index(docs, progress), self.embedder, self.config.retrieval,
+                               self.config.security)
 
     # -- the request path ----------------------------------------------------------------------
     def _start(self, question: str, history: Sequence[Turn] = (), *, where: SearchFilter | None = None,
                top_k: int | None = None, ordering: Ordering | None = None, tools: "ToolRegistry | None" = None,
-               search: SearchResult | None = None) -> State:
+               search: SearchResult | None = None, principal: Principal | None = None) -> State:
         t0 = time.perf_counter()
+        check_principal(principal, self.config.security)  # before any work
         if tools is not None:
             self.components.tool_generator()  # a config that cannot call tools fails before any work
-        return State(Request(question, history, where, top_k, ordering, tools), t0, search=search)
+        return State(Request(question, history, where, top_k, ordering, tools, principal), t0, search=search)
 
-    def search(self, query: str, candidates: int | None = None, where: SearchFilter | None = None) -> SearchResult:
+    def search(self, query: str, candidates: int | None = None, where: SearchFilter | None = None, *,
+               principal: Principal | None = None) -> SearchResult:
         """Fused candidates (``candidates``: how many, default ``retrieval.candidates``); ``where``
-        restricts retrieval to some documents and/or versions."""
-        return self.retriever.search(query, candidates, where)
+        restricts retrieval to some documents and/or versions, within what ``principal`` may read
+        (None: anonymous, public documents only; docs/security.md)."""
+        check_principal(principal, self.config.security)
+        return self.retriever.search(query, candidates, where, principal=principal)
 
     def retrieve(self, question: str, *, search: SearchResult | None = None, where: SearchFilter | None = None,
-                 top_k: int | None = None) -> Retrieved:
+                 top_k: int | None = None, principal: Principal | None = None) -> Retrieved:
         """Search; set aside other versions than the policy allows (``retrieval.versions``) and
         evidence that carried an injection attempt (``security.quarantine``); rerank (if enabled)
         and decide with the gate whether to answer. ``where`` and ``top_k`` (candidates) as in
         :meth:`search`; a ``where`` that names versions replaces the version policy."""
-        state = self._start(question, where=where, top_k=top_k, search=search)
+        state = self._start(question, where=where, top_k=top_k, search=search, principal=principal)
         return runner.run(RETRIEVE, state, self.components).retrieved()
 
     def build_prompt(self, question: str, history: Sequence[Turn] = (), *, search: SearchResult | None = None,
                      where: SearchFilter | None = None, top_k: int | None = None,
-                     ordering: Ordering | None = None) -> tuple[SearchResult, Prompt]:
+                     ordering: Ordering | None = None, principal: Principal | None = None
+                     ) -> tuple[SearchResult, Prompt]:
         """Retrieve (unless ``search`` is given), apply the version policy and the quarantine, and build
         the budgeted prompt (fused order, no rerank)."""
-        state = self._start(question, history, where=where, top_k=top_k, ordering=ordering, search=search)
+        state = self._start(question, history, where=where, top_k=top_k, ordering=ordering, search=search,
+                            principal=principal)
         state = runner.run(PROMPT_ONLY, state, self.components)
         return state.searched, state.prompt
 
     def answer(self, question: str, history: Sequence[Turn] = (), *, where: SearchFilter | None = None,
                top_k: int | None = None, ordering: Ordering | None = None,
-               tools: "ToolRegistry | None" = None) -> AnswerResult:
+               tools: "ToolRegistry | None" = None, principal: Principal | None = None) -> AnswerResult:
         """Retrieve, rerank, gate, build the context, generate and validate. On abstention by the
         gate (or an empty context) the generator is never called. ``where`` / ``top_k`` restrict and
         size retrieval (:meth:`retrieve`); ``ordering`` overrides ``context.ordering``.
@@ -240,29 +249,34 @@ class Pipeline:
         selected and the model may call them (``generation.backend: openai``, any OpenAI-compatible
         server with tool calling); tool results are evidence blocks with their own ``S#`` ids in
         the same budget, validated like documents'. The gate judges the documents; an answer is
-        still attempted when a tool returned data."""
+        still attempted when a tool returned data.
+
+        ``principal`` (a :class:`rag.access.Principal`; None: anonymous) is who asks: every step sees
+        only the documents it may read (docs/security.md)."""
         state = self._start(check_query(question), history, where=where, top_k=top_k, ordering=ordering,
-                            tools=tools)
+                            tools=tools, principal=principal)
         return result(runner.run(self.steps, state, self.components), self.components)
 
     async def aanswer(self, question: str, history: Sequence[Turn] = (), *, where: SearchFilter | None = None,
                       top_k: int | None = None, ordering: Ordering | None = None,
-                      tools: "ToolRegistry | None" = None) -> AnswerResult:
+                      tools: "ToolRegistry | None" = None, principal: Principal | None = None) -> AnswerResult:
         """Async twin of :meth:`answer`: the CPU-bound steps run in a worker thread, the tool phase on
         the tools' own threads, generation awaits the async client."""
-        async for event in self.astream(question, history, where=where, top_k=top_k, ordering=ordering, tools=tools):
+        async for event in self.astream(question, history, where=where, top_k=top_k, ordering=ordering, tools=tools,
+                                        principal=principal):
             if isinstance(event, Answered):
                 return event.result
         raise AssertionError("astream ended without a result")  # pragma: no cover - astream always ends with one
 
     async def astream(self, question: str, history: Sequence[Turn] = (), *, where: SearchFilter | None = None,
                       top_k: int | None = None, ordering: Ordering | None = None,
-                      tools: "ToolRegistry | None" = None) -> AsyncIterator[StageEvent]:
+                      tools: "ToolRegistry | None" = None, principal: Principal | None = None
+                      ) -> AsyncIterator[StageEvent]:
         """:meth:`aanswer` as it happens: :class:`Searched` (fused candidates), :class:`Gated` (rerank and
         the gate's decision), then :class:`Answered` with the final result. The answer text only ever
         travels in ``Answered``, after validation: nothing unvalidated is yielded."""
         state = self._start(check_query(question), history, where=where, top_k=top_k, ordering=ordering,
-                            tools=tools)
+                            tools=tools, principal=principal)
         async for name, state in runner.arun(self.steps, state, self.components):
             if name in _EVENTS:
                 yield _EVENTS[name](state)

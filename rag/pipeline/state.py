@@ -5,6 +5,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
+from rag.access.model import Principal, ReaderScope
 from rag.context.builder import DroppedEvidence, Evidence
 from rag.context.prompt import Prompt
 from rag.context.sanitize import QuarantinedEvidence
@@ -30,6 +31,7 @@ class Request:
     ordering: Ordering | None = None  # overrides ``context.ordering``
     tools: "ToolRegistry | None" = None  # the tool phase runs only with a registry
 
+    principal: Principal | None = None  # who asks (None: anonymous, reads public documents only)
 
 @dataclass(frozen=True)
 class StepRecord:
@@ -60,6 +62,7 @@ class State:
     request: Request
     t0: float  # perf_counter at the start of the request
     search: SearchResult | None = None  # the fused candidates as retrieved
+    scope: ReaderScope | None = None  # what the principal may read (set by ``search``, used by every step after)
     eligible: tuple[Candidate, ...] = ()  # after the version policy (then the quarantine)
     superseded: tuple[SupersededVersion, ...] = ()
     quarantined: tuple[QuarantinedEvidence, ...] = ()

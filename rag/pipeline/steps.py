@@ -30,20 +30,23 @@ logger = logging.getLogger(__name__)
 
 
 def search(s: State, c: Components) -> State:
-    """BM25 + dense top-k, fused (the caller may hand in a search it already ran)."""
-    if s.search is not None:
-        return s
+    """The principal's scope, then BM25 + dense top-k within it (and within the request's ``where``),
+    fused. A search the caller hands in is cut to what the principal may read."""
     r = s.request
-    return s.with_(search=c.retriever.search(r.question, r.top_k, r.where))
+    scope = c.reader_scope(r.principal)
+    if s.search is not None:
+        return s.with_(scope=scope, search=c.readable(s.search, scope))
+    return s.with_(scope=scope, search=c.retriever.search(r.question, r.top_k, r.where, principal=r.principal))
 
 
 def versions(s: State, c: Components) -> State:
-    """Set aside other versions than the policy allows (``retrieval.versions``); a ``where`` that
-    names versions replaces the policy."""
+    """Set aside other versions than the policy allows (``retrieval.versions``), deciding among the
+    versions the principal may read (a newer one it may not read is never revealed); a ``where``
+    that names versions replaces the policy."""
     where = s.request.where
     if where is not None and where.versions:  # the caller chose the versions: no policy on top
         return s.with_(eligible=tuple(s.search.candidates), superseded=())
-    eligible, superseded = filter_versions(s.search.candidates, c.allowed_versions())
+    eligible, superseded = filter_versions(s.search.candidates, c.allowed_versions(s.scope))
     return s.with_(eligible=eligible, superseded=superseded)
 
 

@@ -5,7 +5,9 @@ import logging
 import time
 from typing import Sequence
 
-from rag.config import RetrievalConfig
+from rag.access.model import Principal, ReaderScope
+from rag.access.scope import reader_scope
+from rag.config import RetrievalConfig, SecurityConfig
 from rag.index.embedders import Embedder
 from rag.errors import EmptyQueryError, InputError
 from rag.retrieval.fusion import fuse
@@ -24,12 +26,28 @@ def check_query(query: object) -> str:
 
 
 class HybridRetriever:
-    """Runs both retrievers over one index (any backend, :class:`rag.index.protocol.Index`) and fuses their lists."""
+    """Runs both retrievers over one index (any backend, :class:`rag.index.protocol.Index`) and fuses their lists.
 
-    def __init__(self, index: Index, embedder: Embedder, config: RetrievalConfig) -> None:
+    Access control happens here, whatever the caller: every search turns its ``principal`` (None:
+    anonymous) into a :class:`rag.access.ReaderScope` under ``security.default_access`` and adds it
+    to the request's ``where`` (:meth:`rag.types.SearchFilter.restricted_to`), so both legs filter
+    by it inside the index, before their top-k. A request filter narrows what the caller may read;
+    it never replaces the scope."""
+
+    def __init__(self, index: Index, embedder: Embedder, config: RetrievalConfig,
+                 security: SecurityConfig | None = None) -> None:
         self.index = index
         self.embedder = embedder
         self.config = config
+        self.security = security or SecurityConfig()
+
+    def scope(self, principal: Principal | None = None) -> ReaderScope:
+        """What ``principal`` (None: anonymous) may read under this retriever's ``security`` settings."""
+        return reader_scope(principal, self.security)
+
+    def restrict(self, where: SearchFilter | None, principal: Principal | None) -> SearchFilter:
+        """``where`` intersected with what ``principal`` may read: the filter both legs apply."""
+        return SearchFilter.within(where, self.scope(principal))
 
     def _bm25(self, index: Index, query: str, k: int, where: SearchFilter | None = None) -> list[ScoredChunk]:
         """BM25 hits, or none on an engine without BM25 when the fusion gives BM25 no weight
@@ -38,16 +56,19 @@ class HybridRetriever:
             return []
         return index.search_bm25(query, k, where)
 
-    def bm25(self, query: str, k: int | None = None) -> list[ScoredChunk]:
-        return self.index.search_bm25(check_query(query), k or self.config.bm25_top_k)
+    def bm25(self, query: str, k: int | None = None, *, principal: Principal | None = None) -> list[ScoredChunk]:
+        return self.index.search_bm25(check_query(query), k or self.config.bm25_top_k, self.restrict(None, principal))
 
-    def dense(self, query: str, k: int | None = None) -> list[ScoredChunk]:
+    def dense(self, query: str, k: int | None = None, *, principal: Principal | None = None) -> list[ScoredChunk]:
         vec = self.embedder.embed_queries([check_query(query)])[0]
-        return self.index.search_dense(vec, k or self.config.dense_top_k)
+        return self.index.search_dense(vec, k or self.config.dense_top_k, self.restrict(None, principal))
 
-    def search(self, query: str, candidates: int | None = None, where: SearchFilter | None = None) -> SearchResult:
-        """Fused candidates; ``where`` restricts both retrievers to the documents/versions it allows."""
+    def search(self, query: str, candidates: int | None = None, where: SearchFilter | None = None, *,
+               principal: Principal | None = None) -> SearchResult:
+        """Fused candidates; ``where`` restricts both retrievers to the documents/versions it allows,
+        within what ``principal`` (None: anonymous) may read."""
         q = check_query(query)
+        where = self.restrict(where, principal)
         index = self.index.snapshot()  # both retrievers see one version, whatever updates run meanwhile
         t0 = time.perf_counter()
         bm = self._bm25(index, q, self.config.bm25_top_k, where)
@@ -62,12 +83,15 @@ class HybridRetriever:
                    "fusion": (t4 - t3) * 1e3}
         return SearchResult(q, result.candidates, timings)
 
-    def search_many(self, queries: Sequence[str], candidates: int | None = None) -> list[SearchResult]:
-        """Fused candidates for many queries, embedding them in one batch (evaluation, training, scripts)."""
+    def search_many(self, queries: Sequence[str], candidates: int | None = None, *,
+                    principal: Principal | None = None) -> list[SearchResult]:
+        """Fused candidates for many queries, embedding them in one batch (evaluation, training, scripts),
+        within what ``principal`` (None: anonymous) may read."""
         qs = [check_query(q) for q in queries]
         vecs = self.embedder.embed_queries(qs) if qs else []
-        return [self.fuse(q, self._bm25(self.index, q, self.config.bm25_top_k),
-                          self.index.search_dense(v, self.config.dense_top_k), candidates)
+        where = self.restrict(None, principal)
+        return [self.fuse(q, self._bm25(self.index, q, self.config.bm25_top_k, where),
+                          self.index.search_dense(v, self.config.dense_top_k, where), candidates)
                 for q, v in zip(qs, vecs)]
 
     def fuse(self, query: str, bm: list[ScoredChunk], dn: list[ScoredChunk], candidates: int | None = None) -> SearchResult:

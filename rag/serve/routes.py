@@ -111,9 +111,11 @@ async def chat(req: ChatRequest = Depends(JsonBody(ChatRequest)), svc: Service =
 @router.get("/v1/documents")
 async def list_documents(svc: Service = Depends(service)):
     svc.require_ready()
-    idx = svc.pipeline.pinned().index
+    p = svc.pipeline.pinned()
+    idx = p.index
+    scope = p.components.reader_scope(None)  # service requests are anonymous for now (docs/security.md)
     docs = [{"id": r.id, "version": r.version, "title": r.title, "uri": r.uri, "chunks": r.n_chunks}
-            for _, r in sorted(idx.documents.items())]
+            for _, r in sorted(idx.documents.items()) if scope.allows(r.access)]
     return {"index_version": idx.version_name, "documents": docs}
 
 

@@ -18,7 +18,7 @@ PKG = ROOT / "rag"
 
 # (tier, unit). A unit is a stage package, or a single foundation module.
 TIERS: dict[str, int] = {
-    "rag": 0, "rag.errors": 0, "rag.types": 0, "rag.config": 0, "rag._io": 0,
+    "rag": 0, "rag.errors": 0, "rag.types": 0, "rag.config": 0, "rag._io": 0, "rag.access": 0,
     "rag.text": 1, "rag.documents": 1,
     "rag.index": 2,
     "rag.retrieval": 3,

@@ -23,7 +23,8 @@ from rag.errors import (
 )
 from rag.index.chunking import Chunker
 from rag.index.embedders import Embedder
-from rag.index.layout import FORMAT_VERSION, DocumentRecord, IndexParams, check_params, chunking_name
+from rag.index.layout import (FORMAT_VERSION, DocumentRecord, IndexParams, RestrictedCache, check_params,
+                              chunking_name)
 from rag.index.loaders import check_unique
 from rag.index.milvus.collections import Collections
 from rag.index.milvus.engine import Engine, is_server_uri
@@ -31,7 +32,7 @@ from rag.index.milvus.records import (EMPTY, View, chunk_from_row, dense_search_
                                           view_filter)
 from rag.index.milvus.writer import lease, purge_all, write_generation
 from rag.index.updates import (IndexedDocument, Progress, UpdateReport, check_document, check_replace,
-                               chunk_and_embed, keys_of, labels, replace_plan, split_new, text_sha256)
+                               chunk_and_embed, keys_of, labels, replace_plan, same_contents, split_new)
 from rag.text.analyzers import Analyzer
 from rag.types import Chunk, Document, ScoredChunk, SearchFilter
 
@@ -65,6 +66,7 @@ class MilvusIndex:
         self._write_lock = threading.RLock()
         self._read_only = False
         self._k1p1 = config.bm25.k1 + 1.0
+        self._restricted = RestrictedCache()  # whether any document of a view has access metadata
 
     # -- opening -------------------------------------------------------------------
     @property
@@ -214,12 +216,13 @@ class MilvusIndex:
                 "another server")
         view = self._view
         tokens = self.analyzer(query)
-        if not tokens or not view.n_chunks:
+        expr = view_filter(view, where, self._restricted(view.documents))
+        if not tokens or not view.n_chunks or expr is None:
             return []
         e = self.engine
         with e.calls("BM25 search"):
             res = e.client.search(self.collection, data=[hashed_terms(tokens)], anns_field="sparse", limit=k,
-                                  filter=view_filter(view, where), output_fields=["chunk"],
+                                  filter=expr, output_fields=["chunk"],
                                   search_params={"metric_type": "BM25"},
                                   consistency_level=self.settings.consistency)
         return self._hits(res, positive_only=True)
@@ -232,10 +235,13 @@ class MilvusIndex:
         q = np.asarray(query_vector, dtype=np.float32).reshape(-1)
         if q.shape[0] != self.dim:
             raise IndexMismatchError(f"query vector has dimension {q.shape[0]}, index has {self.dim}")
+        expr = view_filter(view, where, self._restricted(view.documents))
+        if expr is None:
+            return []
         e = self.engine
         with e.calls("dense search"):
             res = e.client.search(self.collection, data=[q.tolist()], anns_field="vec", limit=k,
-                                  filter=view_filter(view, where), output_fields=["chunk"],
+                                  filter=expr, output_fields=["chunk"],
                                   search_params={"metric_type": "IP",
                                                  "params": dense_search_params(self.settings.dense_index)},
                                   consistency_level=self.settings.consistency)
@@ -263,7 +269,7 @@ class MilvusIndex:
         """Every chunk of the pinned generation, sorted by (document id, version, ordinal). Reads the
         whole collection: for evaluation and small indexes, not per question."""
         view = self._view
-        rows = self.store.iterate(self.collection, view_filter(view, None), ["chunk"])
+        rows = self.store.iterate(self.collection, view_filter(view, None) or "", ["chunk"])
         out = [chunk_from_row(r) for r in rows]
         out.sort(key=lambda c: (c.document_id, c.document_version, c.ordinal))
         return out
@@ -311,7 +317,7 @@ class MilvusIndex:
 
     def sync(self, docs: Sequence[Document], progress: Progress | None = None):
         """Make the index hold exactly ``docs`` (``rag index``): documents no longer in the corpus
-        or whose text changed are removed, new ones added in published batches, the rest kept.
+        or whose text or access metadata changed are removed, new ones added in published batches, the rest kept.
         An interrupted sync resumes where it stopped when run again."""
         self._writable("index documents")
         docs = check_unique(list(docs))
@@ -319,8 +325,8 @@ class MilvusIndex:
             check_document(d)
         with self._write_lock:
             view = self.refresh()
-            wanted = {d.key: text_sha256(d.text) for d in docs}
-            keep = {k for k, rec in view.documents.items() if wanted.get(k) == rec.text_sha256}
+            wanted = {d.key: d for d in docs}
+            keep = {k for k, rec in view.documents.items() if k in wanted and same_contents(rec, wanted[k])}
             drop = sorted(k for k in view.documents if k not in keep)
             new = [d for d in docs if d.key not in keep]
             step = self.settings.batch_documents

@@ -11,7 +11,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from rag.errors import InputError
-from rag.index.layout import DocumentRecord, chunk_from_json
+from rag.index.layout import DocumentRecord, chunk_from_json, needs_readers
 from rag.index.updates import passage_text
 from rag.types import Chunk, SearchFilter
 
@@ -59,8 +59,22 @@ class View:
 EMPTY = View(0, 0, (), {}, {})
 
 
-def view_filter(view: View, where: SearchFilter | None) -> str:
-    """The rows ``view`` shows (published, not removed), narrowed by ``where``."""
+def readable(view: View, where: SearchFilter) -> tuple[list[str], list[str]]:
+    """The incarnations of ``view``'s documents that ``where``'s readers may read, and those they
+    may not (each sorted); decided on the document records' access metadata."""
+    yes, no = [], []
+    for key, rec in view.documents.items():
+        inc = view.incarnations.get(key)
+        if inc is not None:
+            (yes if where.allows(key[0], key[1], rec.access) else no).append(inc)
+    return sorted(yes), sorted(no)
+
+
+def view_filter(view: View, where: SearchFilter | None, restricted: bool = True) -> str | None:
+    """The rows ``view`` shows (published, not removed), narrowed by ``where``; None when ``where``'s
+    readers may read none of them. Readers become a list of the incarnations they may (or, when
+    shorter, may not) read, so the engine applies access control before its top-k. ``restricted``:
+    whether any document of the view has access metadata (False: public readers see every row)."""
     parts = [f"gen <= {view.generation}"]
     hidden = [p.incarnation for p in view.pending if p.removed_gen <= view.generation]
     if hidden:
@@ -70,6 +84,12 @@ def view_filter(view: View, where: SearchFilter | None) -> str:
             parts.append(one_of("doc_id", where.document_ids))
         if where.versions:
             parts.append(one_of("doc_version", where.versions))
+        if needs_readers(where, restricted):
+            yes, no = readable(view, where)
+            if not yes:
+                return None
+            if no:
+                parts.append(one_of("inc", yes) if len(yes) <= len(no) else f"not ({one_of('inc', no)})")
     return " and ".join(parts)
 
 

@@ -81,14 +81,16 @@ def write_generation(cols: Collections, refresh: Callable[[], View], items: Sequ
     pending = purge_rows(cols, pending, now, force=False)
     view = refresh()
     fresh = []
+    replaced = set(drop)
     for it in items:  # another writer may have got there between our check and the lease
-        held = view.documents.get((it.record.id, it.record.version))
-        if held is None:
+        key = (it.record.id, it.record.version)
+        held = view.documents.get(key)
+        if held is None or key in replaced:  # new, or rewritten in place (other text or access metadata)
             fresh.append(it)
-        elif held.text_sha256 != it.record.text_sha256:
+        elif held.text_sha256 != it.record.text_sha256 or held.access != it.record.access:
             raise DuplicateDocumentError(f"{cols.label}: {it.record.id!r} version {it.record.version!r} "
-                                         "was indexed with different text by another writer meanwhile; nothing "
-                                         "of this update was published")
+                                         "was indexed with different text or access metadata by another writer "
+                                         "meanwhile; nothing of this update was published")
     items = fresh
     drop = [k for k in drop if k in view.documents]
     if not items and not drop:

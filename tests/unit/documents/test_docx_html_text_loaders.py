@@ -187,7 +187,7 @@ def test_a_pdf_with_a_txt_name_is_told_apart_in_the_message():
 def test_front_matter_becomes_metadata_and_is_removed_from_the_text():
     ex = _read(MarkdownLoader(), "front_matter.md")
     assert dict(ex.metadata) == {"title": "출장 규정", "id": "travel-rules", "version": "2024-03",
-                                 "uri": "https://example.org/travel", "access": ["staff"],
+                                 "uri": "https://example.org/travel", "access": {"groups": ["staff"]},
                                  "effective": "2024-03-01", "owner": "총무과"}
     assert ex.title == "출장 규정"
     assert ex.text.startswith("# 출장 규정 본문\n\n## 제1장 총칙\n\n제1조(목적)") and "owner" not in ex.text
