@@ -1,8 +1,10 @@
 """Reading a questions file for a batch run: JSONL or plain text, checked line by line.
 
-JSONL: ``{"id", "question", "history"?}`` per line; any other field is kept as ``gold`` for
-evaluation. Plain text: one question a line; its id is ``t-`` + the first 12 hex digits of
-the question's SHA-1, so the same text keeps its id when lines move.
+JSONL: ``{"id", "question", "history"?, "principal"?}`` per line (``principal``: ``{"user",
+"groups", "tenant"}``, who asks; a line without one uses the run's default, e.g. ``rag batch
+--as``); any other field is kept as ``gold`` for evaluation. Plain text: one question a line; its
+id is ``t-`` + the first 12 hex digits of the question's SHA-1, so the same text keeps its id when
+lines move.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from types import MappingProxyType
 from typing import Any, Literal, Mapping, Sequence
 
 from rag._io import parse_json_object
+from rag.access.model import Principal
 from rag.errors import ConfigError, InputError
 from rag.types import Turn, turns_from_json
 
@@ -38,6 +41,7 @@ class BatchQuestion:
     index: int  # 0-based position among the valid questions of the input
     history: tuple[Turn, ...] = ()
     gold: Mapping[str, Any] = field(default_factory=dict)  # the input line's other fields (expected answers …)
+    principal: Principal | None = None  # who asks (None: anonymous)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "gold", MappingProxyType(dict(self.gold)))
@@ -78,7 +82,7 @@ def _sniff(path: Path, lines: Sequence[bytes]) -> Literal["jsonl", "text"]:
     return "text"
 
 
-def _parse_jsonl_line(text: str) -> tuple[str, str, tuple[Turn, ...], dict]:
+def _parse_jsonl_line(text: str) -> tuple[str, str, tuple[Turn, ...], dict, Principal | None, bool]:
     obj = parse_json_object(text)
     q = obj.get("question")
     if not isinstance(q, str) or not q.strip():
@@ -88,13 +92,18 @@ def _parse_jsonl_line(text: str) -> tuple[str, str, tuple[Turn, ...], dict]:
         qid = text_id(q.strip())
     elif isinstance(qid, bool) or not isinstance(qid, (str, int)) or not str(qid).strip():
         raise ValueError(f"'id' must be a non-empty string or integer, got {qid!r}")
-    gold = {k: v for k, v in obj.items() if k not in ("id", "question", "history")}
-    return str(qid).strip(), q.strip(), turns_from_json(obj.get("history")), gold
+    gold = {k: v for k, v in obj.items() if k not in ("id", "question", "history", "principal")}
+    try:
+        principal = Principal.parse(obj.get("principal"), "'principal'")
+    except InputError as exc:
+        raise ValueError(str(exc)) from None
+    return str(qid).strip(), q.strip(), turns_from_json(obj.get("history")), gold, principal, "principal" in obj
 
 
 def read_questions(path: str | Path, *, format: Literal["auto", "jsonl", "text"] = "auto",
-                   on_invalid: Literal["stop", "skip"] = "stop") -> QuestionSet:
-    """Read and check a questions file.
+                   on_invalid: Literal["stop", "skip"] = "stop", principal: Principal | None = None) -> QuestionSet:
+    """Read and check a questions file. ``principal``: who asks the questions of lines that name
+    none (a line's ``"principal"``, even ``null``, replaces it).
 
     Malformed lines and duplicate ids are collected with their line numbers; with
     ``on_invalid="stop"`` any problem raises :class:`BatchInputError` listing them, with
@@ -130,10 +139,11 @@ def read_questions(path: str | Path, *, format: Literal["auto", "jsonl", "text"]
             continue
         if fmt == "text":
             q = text.strip()
-            qid, history, gold = text_id(q), (), {}
+            qid, history, gold, who = text_id(q), (), {}, principal
         else:
             try:
-                qid, q, history, gold = _parse_jsonl_line(text)
+                qid, q, history, gold, own, named = _parse_jsonl_line(text)
+                who = own if named else principal
             except ValueError as exc:
                 problems.append(InputProblem(lineno, "malformed", str(exc)))
                 continue
@@ -142,7 +152,7 @@ def read_questions(path: str | Path, *, format: Literal["auto", "jsonl", "text"]
                                          f"id {qid!r} already used on line {first_line[qid]}"))
             continue
         first_line[qid] = lineno
-        questions.append(BatchQuestion(qid, q, lineno, len(questions), history, gold))
+        questions.append(BatchQuestion(qid, q, lineno, len(questions), history, gold, who))
     if problems and on_invalid == "stop":
         shown = "\n".join("  " + pr.describe(p) for pr in problems[:MAX_LISTED_PROBLEMS])
         more = f"\n  … and {len(problems) - MAX_LISTED_PROBLEMS} more" if len(problems) > MAX_LISTED_PROBLEMS else ""

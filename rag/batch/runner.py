@@ -64,9 +64,16 @@ class AnswerLike(Protocol):
 
 
 class Answerer(Protocol):
+    """Anything that answers (a ``Pipeline``). A question with a principal is asked with the keyword
+    ``principal=`` (a :class:`rag.access.Principal`); one without is asked without it (anonymous)."""
+
     def answer(self, question: str, history: Sequence[Any] = ()) -> AnswerLike: ...
 
     async def aanswer(self, question: str, history: Sequence[Any] = ()) -> AnswerLike: ...
+
+
+def _who(q: BatchQuestion) -> dict:
+    return {"principal": q.principal} if q.principal is not None else {}
 
 
 # --------------------------------------------------------------------------- the runner
@@ -171,7 +178,7 @@ class BatchRunner:
     async def _one_async(self, q: BatchQuestion) -> BatchRecord:
         t = time.perf_counter()
         try:
-            res = await self.answerer.aanswer(q.question, history=q.history)
+            res = await self.answerer.aanswer(q.question, history=q.history, **_who(q))
         except Exception as exc:  # noqa: BLE001 - recorded in the line; the batch goes on
             logger.warning("question %s failed: %s: %s", q.id, type(exc).__name__, exc)
             return make_record(q, self.info, None, (time.perf_counter() - t) * 1e3, exc)
@@ -205,7 +212,7 @@ class BatchRunner:
     def _one_sync(self, q: BatchQuestion) -> BatchRecord:
         t = time.perf_counter()
         try:
-            res = self.answerer.answer(q.question, history=q.history)
+            res = self.answerer.answer(q.question, history=q.history, **_who(q))
         except Exception as exc:  # noqa: BLE001 - recorded in the line; the batch goes on
             logger.warning("question %s failed: %s: %s", q.id, type(exc).__name__, exc)
             return make_record(q, self.info, None, (time.perf_counter() - t) * 1e3, exc)

@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from rag.cli.common import make_pipeline
+from rag.cli.common import cli_principal, make_pipeline, principal_options
 
 
 def cmd_batch(args) -> int:
@@ -20,7 +20,8 @@ def cmd_batch(args) -> int:
     from rag.batch.runner import BatchRunner
     from rag.config import BatchConfig
 
-    qs = read_questions(args.questions, format=args.format, on_invalid=args.on_invalid)
+    qs = read_questions(args.questions, format=args.format, on_invalid=args.on_invalid,
+                        principal=cli_principal(args))
     if qs.problems:
         print(f"skipped {len(qs.problems)} bad input line(s): "
               + ", ".join(f"{p.line} ({p.kind})" for p in qs.problems[:10])
@@ -124,7 +125,8 @@ def cmd_compare(args) -> int:
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     default_config = "configs/default.yaml"
     s = sub.add_parser("batch", help="answer a file of questions; resumable, one JSON result per line")
-    s.add_argument("questions", help="JSONL ({\"id\", \"question\", \"history\"?} per line) or text (one question a line)")
+    s.add_argument("questions", help="JSONL ({\"id\", \"question\", \"history\"?, \"principal\"?} per line) or text "
+                   "(one question a line)")
     s.add_argument("-o", "--output", required=True, help="results JSONL (appended; rerun to resume)")
     s.add_argument("--config", default=default_config)
     s.add_argument("--format", choices=["auto", "jsonl", "text"], default="auto")
@@ -136,6 +138,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--force", action="store_true", help="start the output over (it is overwritten)")
     s.add_argument("--summary-json", default=None, help="also write the summary here")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    principal_options(s)  # the default principal of lines that name none
     s.set_defaults(func=cmd_batch)
 
     s = sub.add_parser("experiment", help="run a config grid on a dataset; write runs/NAME/ and REPORT.md")

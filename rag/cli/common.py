@@ -75,3 +75,23 @@ def progress_bars():
             bars[stage].n = done
             bars[stage].refresh()
     return progress, bars
+
+
+def principal_options(s) -> None:
+    """``--as USER``, ``--group G`` (repeatable) and ``--tenant T``: who asks (docs/security.md)."""
+    s.add_argument("--as", dest="as_user", metavar="USER", default=None,
+                   help="ask as this user (documents with access metadata need a matching principal)")
+    s.add_argument("--group", dest="groups", action="append", metavar="GROUP", default=None,
+                   help="a group of the user asking (repeatable)")
+    s.add_argument("--tenant", default=None, metavar="TENANT", help="the tenant of the user asking")
+
+
+def cli_principal(args):
+    """The principal of ``--as``/``--group``/``--tenant``, or None (anonymous) when none is given."""
+    from rag.access.model import Principal
+
+    user, groups, tenant = getattr(args, "as_user", None), getattr(args, "groups", None) or (), \
+        getattr(args, "tenant", None)
+    if user is None and not groups and tenant is None:
+        return None
+    return Principal(user, tuple(groups), tenant)
