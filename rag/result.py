@@ -40,6 +40,7 @@ class AnswerTrace:
     quarantined: tuple = ()  # tuple[rag.context.sanitize.QuarantinedEvidence, ...]: withheld as suspected_injection
     tools: object | None = None  # rag.tools.ToolTrace: tool selection and calls (Pipeline.answer(tools=...))
     steps: tuple[tuple[str, float], ...] = ()  # (step name, ms) for each step of the request path that ran
+    resolution: object | None = None  # rag.conversation.Resolution: the follow-up resolved (None: no history)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "timings_ms", MappingProxyType(dict(self.timings_ms)))
@@ -67,6 +68,7 @@ class AnswerTrace:
             "quarantined": [q.to_json() for q in self.quarantined],
             "tools": self.tools.to_json() if self.tools is not None else None,
             "steps": [{"name": name, "ms": round(ms, 3)} for name, ms in self.steps],
+            "resolution": self.resolution.to_json() if self.resolution is not None else None,
         }
 
 
@@ -96,10 +98,14 @@ class AnswerResult:
     reason: str = ""
     trace: AnswerTrace | None = field(default=None, compare=False)
     superseded: tuple = ()  # tuple[rag.retrieval.versions.SupersededVersion, ...]
+    # rag.conversation.Resolution: what a follow-up was resolved to and why (``question`` stays as
+    # asked); None when the question came without history or resolution is off
+    resolution: object | None = None
 
     def to_json(self) -> dict:
         return {
             "question": self.question,
+            "resolution": self.resolution.to_json() if self.resolution is not None else None,
             "status": self.status,
             "answer": self.answer,
             "citations": [{**c.__dict__, "where": c.where} for c in self.citations],

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal, Mapping
+from typing import Any, Literal, Mapping, Sequence
 
 from rag.access.model import Access, ReaderScope
 
@@ -205,3 +205,20 @@ def turns_from_json(value: Any) -> tuple[Turn, ...]:
             raise ValueError(f"history[{i}] must be {{\"role\": \"user\"|\"assistant\", \"content\": str}}, got {t!r:.80}")
         out.append(Turn(t["role"], t["content"]))
     return tuple(out)
+
+
+def as_turns(history: Any) -> tuple[Turn, ...]:
+    """History given to the Python API: :class:`Turn` objects or OpenAI-style dicts (``{"role":
+    "user"|"assistant", "content": str}``), mixed or not; None is no history. Raises ``ValueError``
+    naming the first bad turn."""
+    if history is None:
+        return ()
+    if isinstance(history, (str, bytes, Mapping)) or not isinstance(history, Sequence):
+        raise ValueError(f"'history' must be a sequence of turns (Turn or {{role, content}}), got "
+                         f"{type(history).__name__}")
+    if all(isinstance(t, Turn) for t in history):
+        for i, t in enumerate(history):
+            if t.role not in ("user", "assistant") or not isinstance(t.content, str):
+                raise ValueError(f"history[{i}]: role must be 'user' or 'assistant' and content a string, got {t!r:.80}")
+        return tuple(history)
+    return turns_from_json([dict(t.__dict__) if isinstance(t, Turn) else t for t in history])

@@ -133,8 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--files", default=None, metavar="FOLDER",
                    help="index this folder of files (the corpus rendered as PDF, DOCX …) instead of corpus.jsonl")
     s.add_argument("--questions", action="append", metavar="FILE",
-                   help="more questions (JSONL, same format) answered over the dataset's corpus, after its own "
-                        "(repeatable)")
+                   help="more questions (JSONL, same format; a 'history' of earlier turns per question is "
+                        "answered as a follow-up) answered over the dataset's corpus, after its own (repeatable)")
+    s.add_argument("--only-questions", action="store_true",
+                   help="answer only the --questions files, not the dataset's own questions.jsonl")
     s.add_argument("--json", "--out", dest="json", default=None,
                    help="write the report (metrics, per-style metrics and per-question rows) here")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")

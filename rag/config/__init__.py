@@ -31,6 +31,7 @@ from rag.config.answering import (
     VersionsAsOf,
 )
 from rag.config.base import Section, digest
+from rag.config.conversation import ConversationConfig
 from rag.config.indexing import (
     BM25Config,
     ChunkingConfig,
@@ -46,7 +47,7 @@ from rag.errors import ConfigError, ConfigValueError
 
 __all__ = [
     "ABSTENTION_MESSAGES", "BM25Config", "BatchConfig", "ChunkingConfig", "ConfigError", "ConfigValueError",
-    "ContextConfig", "CorpusConfig", "DenseConfig", "EmbeddingConfig", "FusionConfig", "GateConfig",
+    "ContextConfig", "ConversationConfig", "CorpusConfig", "DenseConfig", "EmbeddingConfig", "FusionConfig", "GateConfig",
     "GenerationConfig", "GuidelineConfig", "IndexConfig", "LANGUAGE_KEYS", "MilvusConfig", "RagConfig",
     "RerankConfig", "RetrievalConfig", "Section", "SecurityConfig", "ServeConfig", "ToolsConfig",
     "ValidationConfig", "VersionsAsOf", "digest", "load_config", "read_yaml",

@@ -16,6 +16,7 @@ from rag.config.answering import (
     ValidationConfig,
 )
 from rag.config.base import Section, digest, format_errors
+from rag.config.conversation import ConversationConfig
 from rag.config.indexing import BM25Config, ChunkingConfig, CorpusConfig, DenseConfig, EmbeddingConfig, IndexConfig
 from rag.config.operations import BatchConfig, ServeConfig, ToolsConfig
 from rag.errors import ConfigError
@@ -38,6 +39,7 @@ class RagConfig(Section):
     generation: GenerationConfig = GenerationConfig()
     validation: ValidationConfig = ValidationConfig()
     security: SecurityConfig = SecurityConfig()
+    conversation: ConversationConfig = ConversationConfig()
     batch: BatchConfig = BatchConfig()
     serve: ServeConfig = ServeConfig()
     tools: ToolsConfig = ToolsConfig()
@@ -53,6 +55,9 @@ class RagConfig(Section):
             raise ValueError(
                 f"context.context_limit ({self.context.context_limit}) exceeds generation.n_ctx "
                 f"({self.generation.n_ctx}), the local model's window: lower context_limit or raise n_ctx")
+        if self.conversation.resolve == "llm" and self.generation.backend == "extractive":
+            raise ValueError("conversation.resolve: llm needs an LLM generation.backend (openai or llamacpp), not "
+                             "extractive; use auto or rules")
         return self
 
     @property

@@ -35,6 +35,7 @@ from rag.text.tokens import make_counter
 from rag.types import Ordering, SearchResult
 
 if TYPE_CHECKING:
+    from rag.conversation import QuestionResolver
     from rag.tools import ToolLoop, ToolRegistry, ToolSelector
 
 logger = logging.getLogger(__name__)
@@ -229,6 +230,20 @@ class Components:
             self._generator = make_generator(g, scorer=scorer, validation=self.config.validation,
                                              base_dir=self.config.base_dir)
         return self._generator
+
+    @property
+    def resolver(self) -> "QuestionResolver | None":
+        """How a follow-up becomes a question that stands alone (``conversation.resolve``; None: off):
+        the LLM with an LLM backend under ``auto`` (or ``llm``), the rules otherwise."""
+        from rag.conversation import LLMResolver, RulesResolver
+
+        conv, backend = self.config.conversation, self.config.generation.backend
+        if conv.resolve == "off":
+            return None
+        rules = RulesResolver(conv.max_topic_terms)
+        if conv.resolve == "llm" or (conv.resolve == "auto" and backend != "extractive"):
+            return LLMResolver(self.generator, rules)
+        return rules
 
     def _extractive_scorer(self):
         """The extractive generator's model score (``generation.extractive_scorer``), or None."""

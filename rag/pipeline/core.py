@@ -11,6 +11,7 @@ from rag.answer.contract import Generator
 from rag.answer.validation import CitationValidator
 from rag.config import RagConfig, load_config
 from rag.context.prompt import Guideline, Prompt, PromptBuilder
+from rag.errors import InputError
 from rag.index.backend import IndexBackend
 from rag.index.chunking import Chunker
 from rag.index.embedders import Embedder
@@ -26,7 +27,7 @@ from rag.rerank.cross_encoder import CrossEncoderReranker
 from rag.rerank.gate import Gate
 from rag.result import AnswerResult
 from rag.retrieval.hybrid import HybridRetriever, check_query
-from rag.types import Document, Ordering, SearchFilter, SearchResult, Turn
+from rag.types import Document, Ordering, SearchFilter, SearchResult, Turn, as_turns
 
 if TYPE_CHECKING:
     from rag.tools import Selection, ToolRegistry, ToolSelector
@@ -205,6 +206,11 @@ class Pipeline:
                top_k: int | None = None, ordering: Ordering | None = None, tools: "ToolRegistry | None" = None,
                search: SearchResult | None = None, principal: Principal | None = None) -> State:
         t0 = time.perf_counter()
+        try:
+            history = as_turns(history)
+        except ValueError as exc:
+            raise InputError(f"{exc}; pass Turn(role, content) objects or {{\"role\": ..., \"content\": ...}} "
+                             "dicts, oldest first") from None
         check_principal(principal, self.config.security)  # before any work
         if tools is not None:
             self.components.tool_generator()  # a config that cannot call tools fails before any work

@@ -16,6 +16,7 @@ from rag.types import Candidate, Ordering, SearchFilter, SearchResult, Turn
 
 if TYPE_CHECKING:
     from rag.answer.loop import AnswerOutcome
+    from rag.conversation import Resolution
     from rag.result import AnswerResult
     from rag.tools import Selection, ToolEvidence, ToolLoop, ToolPhase, ToolRegistry, ToolTrace
 
@@ -30,8 +31,8 @@ class Request:
     top_k: int | None = None  # how many fused candidates (default ``retrieval.candidates``)
     ordering: Ordering | None = None  # overrides ``context.ordering``
     tools: "ToolRegistry | None" = None  # the tool phase runs only with a registry
-
     principal: Principal | None = None  # who asks (None: anonymous, reads public documents only)
+
 
 @dataclass(frozen=True)
 class StepRecord:
@@ -61,8 +62,9 @@ class State:
 
     request: Request
     t0: float  # perf_counter at the start of the request
-    search: SearchResult | None = None  # the fused candidates as retrieved
     scope: ReaderScope | None = None  # what the principal may read (set by ``search``, used by every step after)
+    resolution: "Resolution | None" = None  # the follow-up resolved into a standalone question (``resolve``)
+    search: SearchResult | None = None  # the fused candidates as retrieved
     eligible: tuple[Candidate, ...] = ()  # after the version policy (then the quarantine)
     superseded: tuple[SupersededVersion, ...] = ()
     quarantined: tuple[QuarantinedEvidence, ...] = ()

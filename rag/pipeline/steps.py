@@ -29,6 +29,24 @@ from rag.types import SearchResult
 logger = logging.getLogger(__name__)
 
 
+def resolve(s: State, c: Components) -> State:
+    """A follow-up resolved into a question that stands alone (``conversation.resolve``): every later
+    step (retrieval, the gate, the prompt, the generator, the validator) runs on it; the result
+    keeps the question as asked and says what it became."""
+    r = s.request
+    resolver = c.resolver if r.history else None
+    if resolver is None:
+        return s
+    res = resolver.resolve(r.question, r.history)
+    if res.changed:
+        logger.info("conversation: follow-up resolved by %s (%s)", res.method, res.reason)
+    return s.with_(resolution=res, request=dataclasses.replace(r, question=res.question))
+
+
+async def aresolve(s: State, c: Components) -> State:
+    return await asyncio.to_thread(resolve, s, c)
+
+
 def search(s: State, c: Components) -> State:
     """The principal's scope, then BM25 + dense top-k within it (and within the request's ``where``),
     fused. A search the caller hands in is cut to what the principal may read."""
@@ -160,6 +178,7 @@ async def agenerate(s: State, c: Components) -> State:
 # The request path, in order. ``retrieve`` runs the first five, ``build_prompt`` search →
 # quarantine and prompt, ``answer`` / ``aanswer`` / ``astream`` all of them.
 STEPS: tuple[Step, ...] = (
+    Step("resolve", "io", resolve, aresolve),
     Step("search", "cpu", search),
     Step("versions", "cpu", versions),
     Step("quarantine", "cpu", quarantine_step),

@@ -47,16 +47,18 @@ def answer_trace(s: State, c: Components) -> AnswerTrace:
         c.config.hash, model_ids,
         outcome.report.citations if outcome is not None and outcome.report is not None else (),
         s.quarantined, s.tools.trace if s.tools is not None else None,
-        tuple((r.name, r.ms) for r in s.records))
+        tuple((r.name, r.ms) for r in s.records), s.resolution)
 
 
 def result(s: State, c: Components) -> AnswerResult:
     """The answer (validated) or the abstention, with the configured message in the question's language."""
-    q = s.request.question
+    q = s.resolution.asked if s.resolution is not None else s.request.question
     trace = answer_trace(s, c)
     abstain = c.config.generation.abstention_message(detect_language(q))
     outcome = s.outcome
     if outcome is None:
-        return AnswerResult(q, "insufficient_evidence", abstain, (), s.decision.reason, trace, s.superseded)
+        return AnswerResult(q, "insufficient_evidence", abstain, (), s.decision.reason, trace, s.superseded,
+                            s.resolution)
     answer = outcome.answer if outcome.status == "answered" else abstain
-    return AnswerResult(q, outcome.status, answer, outcome.citations, outcome.reason, trace, s.superseded)
+    return AnswerResult(q, outcome.status, answer, outcome.citations, outcome.reason, trace, s.superseded,
+                        s.resolution)

@@ -24,7 +24,7 @@ TIERS: dict[str, int] = {
     "rag.retrieval": 3,
     "rag.rerank": 4, "rag.context": 4,
     "rag.answer": 5,
-    "rag.result": 6, "rag.tools": 6,
+    "rag.result": 6, "rag.tools": 6, "rag.conversation": 6,
     "rag.pipeline": 7,
     "rag.batch": 8,
     "rag.evaluation": 9, "rag.serve": 9,

@@ -13,9 +13,9 @@ from tests.fakes import RecordingGenerator
 
 
 def test_the_request_path_is_written_once():
-    assert [s.name for s in STEPS] == ["search", "versions", "quarantine", "rerank", "gate", "tools_select",
-                                       "tools_call", "tools_screen", "prompt", "generate"]
-    assert {s.name for s in STEPS if s.kind == "io"} == {"tools_call", "generate"}
+    assert [s.name for s in STEPS] == ["resolve", "search", "versions", "quarantine", "rerank", "gate",
+                                       "tools_select", "tools_call", "tools_screen", "prompt", "generate"]
+    assert {s.name for s in STEPS if s.kind == "io"} == {"resolve", "tools_call", "generate"}
     assert STEPS[-1].name == "generate"  # nothing runs after the generator and its validator
 
 
@@ -26,7 +26,7 @@ def test_sync_and_async_run_the_same_steps(built):
     ran = [name for name, _ in a.trace.steps]
     assert ran == [name for name, _ in b.trace.steps] == [s.name for s in STEPS]
     assert (a.status, a.answer, a.citations) == (b.status, b.answer, b.citations)
-    assert a.trace.to_json()["steps"][0]["name"] == "search"
+    assert a.trace.to_json()["steps"][0]["name"] == "resolve"
 
 
 def test_a_closed_gate_stops_before_the_generator_in_every_mode(built, derived):
@@ -64,15 +64,18 @@ def shortlist(s: State, c: Components) -> State:
     return s.with_(search=dataclasses.replace(s.search, candidates=tuple(s.search.candidates[:3])))
 
 
+AFTER_SEARCH = [s.name for s in STEPS].index("search") + 1
+
+
 class ShortlistPipeline(Pipeline):
-    steps = STEPS[:1] + (Step("shortlist", "cpu", shortlist),) + STEPS[1:]
+    steps = STEPS[:AFTER_SEARCH] + (Step("shortlist", "cpu", shortlist),) + STEPS[AFTER_SEARCH:]
 
 
 def test_adding_a_stage_is_one_step_and_one_tuple_entry(built):
     p = ShortlistPipeline(built.config, embedder=built.embedder, index=built.index)
     res = p.answer("연차 휴가는 며칠인가요?")
     ran = [n for n, _ in res.trace.steps]
-    assert ran[:2] == ["search", "shortlist"] and ran[-1] == "generate"
+    assert ran[:3] == ["resolve", "search", "shortlist"] and ran[-1] == "generate"
     assert res.status == "answered" and len(res.trace.candidates) <= 3  # less where a version is set aside
     assert len(built.answer("연차 휴가는 며칠인가요?").trace.candidates) > 3
     async_ran = [n for n, _ in asyncio.run(p.aanswer("연차 휴가는 며칠인가요?")).trace.steps]
