@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from rag.config.base import Section
 
@@ -18,3 +18,9 @@ class ConversationConfig(Section):
     section: ClassVar[str] = "conversation"
     resolve: Literal["auto", "rules", "llm", "off"] = "auto"
     max_topic_terms: int = Field(6, ge=0, le=32)
+
+    @field_validator("resolve", mode="before")
+    @classmethod
+    def _yaml_off(cls, value: object) -> object:
+        """YAML reads an unquoted ``off`` as false: take it as ``off``."""
+        return "off" if value is False else value

@@ -72,3 +72,13 @@ def test_overrides_are_validated():
         cfg.with_overrides({"retrieval.fusion.k": 0})
     with pytest.raises(ConfigError, match="unknown config section"):
         cfg.with_overrides({"nosuch.thing": 1})
+
+
+def test_conversation_resolve_takes_yaml_off_and_refuses_llm_without_an_llm():
+    from rag.config import RagConfig
+
+    assert RagConfig().with_overrides({"conversation.resolve": False}).conversation.resolve == "off"
+    with pytest.raises(ConfigError, match="conversation.resolve: llm needs an LLM"):
+        RagConfig().with_overrides({"conversation.resolve": "llm"})
+    assert RagConfig().with_overrides({"conversation.resolve": "llm", "generation.backend": "openai",
+                                       "generation.model": "m"}).conversation.resolve == "llm"
