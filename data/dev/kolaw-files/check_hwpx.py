@@ -28,7 +28,6 @@ writes hwpx_check.json next to this script. Exit status 1 if any file fails.
 """
 from __future__ import annotations
 
-import difflib
 import json
 import re
 import sys
@@ -42,6 +41,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
 import render_hwpx as render  # noqa: E402
+from check_docx_html import ratio, throughput  # noqa: E402  (the same comparison and speed pass)
 
 from rag.config import load_config  # noqa: E402
 from rag.documents.files import read_file, to_document  # noqa: E402
@@ -58,12 +58,6 @@ MIN_RATIO = 0.999
 
 def normalise(text: str) -> str:
     return " ".join(unicodedata.normalize("NFC", _MARKS.sub("", text)).split())
-
-
-def ratio(a: str, b: str) -> float:
-    if a == b:
-        return 1.0
-    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
 
 
 def source_tables(text: str) -> int:
@@ -129,20 +123,6 @@ def check(path: Path, doc: dict, chunker: Chunker, manifest) -> dict:
     return r
 
 
-def throughput(paths: list[Path], repeats: int = 5) -> dict:
-    """Loader-only speed over ``paths`` (bytes already in memory): the best of ``repeats`` passes."""
-    loader = HwpxLoader()
-    blobs = [(p.name, p.read_bytes()) for p in paths]
-    best = float("inf")
-    chars = 0
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        chars = sum(len(loader.extract(data, name).text) for name, data in blobs)
-        best = min(best, time.perf_counter() - t0)
-    return {"files_per_s": round(len(blobs) / best, 1), "chars_per_s": round(chars / best),
-            "mb_per_s": round(sum(len(d) for _, d in blobs) / best / 1e6, 2)}
-
-
 def main() -> int:
     docs = render.load_corpus()
     folder = HERE / "hwpx"
@@ -174,7 +154,7 @@ def main() -> int:
         "chunks_with_boilerplate": sum(r["chunks_with_boilerplate"] for r in rows),
         "chunk_articles_match": sum(r["chunk_articles_match"] for r in rows),
         "read_file_files_per_s": round(len(rows) / secs, 1),
-        "loader": throughput([folder / f"{render.file_stem(d)}.hwpx" for d in docs]),
+        "loader": throughput([folder / f"{render.file_stem(d)}.hwpx" for d in docs], HwpxLoader()),
     }
     s = summary
     print(f"hwpx: {s['ok']}/{s['files']} OK, ratio min {s['min_ratio']:.4f} mean {s['mean_ratio']:.4f} "
