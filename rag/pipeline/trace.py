@@ -2,11 +2,27 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from rag.pipeline.components import Components
 from rag.pipeline.state import State
 from rag.result import AnswerResult, AnswerTrace, CandidateTrace
 from rag.text.lang import detect_language
+
+
+# Said after an answer, in the question's language, when every source it quotes is in the other one.
+SOURCE_LANGUAGE_NOTES = {("en", "ko"): "(The quoted sources are in Korean.)",
+                         ("ko", "en"): "(인용한 자료는 영어로 되어 있습니다.)"}
+
+
+def source_language_note(question: str, quotes: Sequence[str]) -> str:
+    """The note for an answer to ``question`` quoting ``quotes`` ("" when the question's language
+    is among the quotes' or a language pair has no note). Added by the server after validation,
+    like the abstention message: it cites nothing and claims nothing about the content."""
+    langs = {detect_language(x) for x in quotes} - {"other"}
+    if len(langs) != 1:
+        return ""
+    return SOURCE_LANGUAGE_NOTES.get((detect_language(question), langs.pop()), "")
 
 
 def timings(s: State) -> dict[str, float]:
@@ -60,5 +76,8 @@ def result(s: State, c: Components) -> AnswerResult:
         return AnswerResult(q, "insufficient_evidence", abstain, (), s.decision.reason, trace, s.superseded,
                             s.resolution)
     answer = outcome.answer if outcome.status == "answered" else abstain
+    note = source_language_note(q, [c.quote for c in outcome.citations]) if outcome.status == "answered" else ""
+    if note:
+        answer = f"{answer}\n{note}"
     return AnswerResult(q, outcome.status, answer, outcome.citations, outcome.reason, trace, s.superseded,
                         s.resolution)

@@ -76,3 +76,15 @@ def test_rag_ask_with_history_and_a_batch_line_with_history(built, tmp_path, cap
     line = json.loads(res.read_text(encoding="utf-8").splitlines()[0])["result"]
     assert line["status"] == "answered" and "16일" in line["answer"]
     assert line["resolution"]["question"].startswith(RESOLVED)
+
+
+def test_an_answer_quoting_only_the_other_language_says_so_in_the_question_language():
+    from rag.pipeline.trace import source_language_note
+
+    ko = "입사 첫해 직원에게는 연차 휴가 16일이 부여된다."
+    en = "Passwords must be changed every 90 days."
+    assert source_language_note("How many days of annual leave do new employees get?", [ko]) == (
+        "(The quoted sources are in Korean.)")
+    assert source_language_note("비밀번호는 얼마나 자주 바꿔야 하나요?", [en]) == "(인용한 자료는 영어로 되어 있습니다.)"
+    assert source_language_note("연차 휴가는 며칠인가요?", [ko]) == ""
+    assert source_language_note("How many days?", [ko, en]) == ""  # sources in both languages
