@@ -33,7 +33,7 @@ def cmd_serve(args) -> int:
 
     cfg = load_config(args.config).with_overrides(ov) if ov else load_config(args.config)
     s = cfg.serve
-    keys = ApiKeys.from_env()  # a malformed key list fails here, before any worker starts
+    keys = ApiKeys.from_env(serve=s)  # a malformed key list or serve.keys fails here, before any worker starts
     if not keys.enabled and not is_loopback_host(s.host) and not s.allow_unauthenticated:
         raise ConfigError(f"refusing to serve {s.host} without API keys: set RAG_API_KEYS / RAG_ADMIN_KEYS "
                           "(comma-separated name:key), or serve.allow_unauthenticated: true")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rag.config.base import Section
 
-__all__ = ["BatchConfig", "ServeConfig", "ToolsConfig"]
+__all__ = ["BatchConfig", "KeyPrincipal", "ServeConfig", "ServeKey", "ToolsConfig"]
 
 
 class BatchConfig(Section):
@@ -45,6 +45,36 @@ class ToolsConfig(Section):
         return self
 
 
+class KeyPrincipal(BaseModel):
+    """The fixed principal an API key reads as (``serve.keys.NAME.principal``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    user: str | None = None
+    groups: tuple[str, ...] = ()
+    tenant: str | None = None
+
+
+class ServeKey(BaseModel):
+    """What the API key named NAME (in RAG_API_KEYS / RAG_ADMIN_KEYS) reads as: a fixed ``principal``,
+    or a ``trusted_backend`` that signs the end user per request with the secret in the environment
+    variable ``secret_env`` (the secret itself is never in the config). docs/service.md."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    principal: KeyPrincipal | None = None
+    trusted_backend: bool = False
+    secret_env: str | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "ServeKey":
+        if self.trusted_backend == (self.principal is not None):
+            raise ValueError("give a key either principal: {user, groups, tenant} or trusted_backend: true")
+        if self.trusted_backend and not self.secret_env:
+            raise ValueError("a trusted_backend key needs secret_env: the environment variable holding its secret")
+        if self.secret_env and not self.trusted_backend:
+            raise ValueError("secret_env is only for trusted_backend keys")
+        return self
+
+
 class ServeConfig(Section):
     """``rag serve`` (rag.serve): operational only, never changes an answer. Host, port and workers
     can be overridden on the command line; API keys come from the environment (RAG_API_KEYS,
@@ -71,3 +101,7 @@ class ServeConfig(Section):
     trace: bool = True  # include the trace in answers unless the request says otherwise
     model_name: str = "rag"  # the model name /v1/chat/completions reports
     log_format: Literal["json", "text"] = "json"
+    # What each API key (by its name) reads as; a key not listed is anonymous (public documents only).
+    keys: dict[str, ServeKey] = Field(default_factory=dict)
+    principal_max_age_s: int = Field(300, ge=1)  # a signed principal older than this is refused (replay window)
+    principal_max_future_s: int = Field(30, ge=0)  # ... and one timestamped further ahead than this (clock skew)

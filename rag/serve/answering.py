@@ -7,6 +7,7 @@ import logging
 from collections.abc import AsyncIterator, Coroutine
 from typing import Any, TypeVar
 
+from rag.access import Principal as Reader
 from rag.errors import InputError
 from rag.serve.errors import ServiceError, from_library
 from rag.serve.schemas import AnswerRequest
@@ -44,12 +45,12 @@ def use_tools(svc: Service, req: AnswerRequest) -> bool:
     return svc.tools is not None and req.tools is not False
 
 
-async def answer_once(svc: Service, req: AnswerRequest) -> Served:
-    """The validated answer on the pinned pipeline, counted in the metrics."""
+async def answer_once(svc: Service, req: AnswerRequest, who: Reader | None = None) -> Served:
+    """The validated answer on the pinned pipeline for ``who`` (None: anonymous), counted in the metrics."""
     p = svc.pinned()
     tools = svc.tools if use_tools(svc, req) else None
     result = await p.aanswer(req.question, req.turns(), where=req.where(), top_k=req.top_k, ordering=req.ordering,
-                             tools=tools)
+                             tools=tools, principal=who)
     svc.metrics.observe_answer(result)
     return Served(result, p.index.version_name)
 
@@ -67,12 +68,13 @@ def result_json(served: Served, with_trace: bool) -> dict:
     return out
 
 
-async def answer_events(svc: Service, req: AnswerRequest, with_trace: bool) -> AsyncIterator[tuple[str, dict]]:
+async def answer_events(svc: Service, req: AnswerRequest, with_trace: bool,
+                        who: Reader | None = None) -> AsyncIterator[tuple[str, dict]]:
     """(event, data) for ``stream: true``: retrieval, gate, then answer (validated) and done."""
     from rag.pipeline import Answered, Gated, Searched
 
     if use_tools(svc, req):  # the tool phase is one step: its selection and calls, then the answer
-        served = await answer_once(svc, req)
+        served = await answer_once(svc, req, who)
         out = served.result.to_json()
         trace = out.pop("trace")
         yield "tools", (trace or {}).get("tools") or {}
@@ -81,7 +83,8 @@ async def answer_events(svc: Service, req: AnswerRequest, with_trace: bool) -> A
         yield "done", {"trace": trace if with_trace else None}
         return
     p = svc.pinned()
-    async for ev in p.astream(req.question, req.turns(), where=req.where(), top_k=req.top_k, ordering=req.ordering):
+    async for ev in p.astream(req.question, req.turns(), where=req.where(), top_k=req.top_k, ordering=req.ordering,
+                              principal=who):
         if isinstance(ev, Searched):
             yield "retrieval", {"index_version": p.index.version_name,
                                 "timings_ms": {k: round(v, 3) for k, v in ev.search.timings_ms.items()},

@@ -13,6 +13,7 @@ import uuid
 from rag.config import RagConfig, load_config
 from rag.serve.errors import ServiceError, from_library
 from rag.serve.logs import request_id
+from rag.serve.principals import log_tag
 from rag.serve.service import Service
 
 logger = logging.getLogger(__name__)
@@ -50,7 +51,8 @@ def create_app(config: RagConfig, service: Service | None = None, tools=None):
 
         app.add_middleware(CORSMiddleware, allow_origins=list(svc.settings.cors_origins),
                            allow_methods=["GET", "POST", "DELETE"],
-                           allow_headers=["Authorization", "Content-Type", "X-Request-ID"])
+                           allow_headers=["Authorization", "Content-Type", "X-Request-ID", "X-Rag-Principal",
+                                          "X-Rag-Timestamp", "X-Rag-Signature"])
     app.middleware("http")(_frame)
     app.add_exception_handler(ServiceError, _service_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
@@ -82,12 +84,13 @@ async def _frame(request, call_next):
     token = request_id.set(rid)
     t0 = time.perf_counter()
     status = 500
+    request.state.key = None
     try:
         path = request.url.path
         if path not in OPEN_ROUTES:
             need = "admin" if path.startswith(ADMIN_ROUTES) and request.method != "GET" else "query"
             try:
-                svc.keys.check(request.headers.get("authorization"), need)
+                request.state.key = svc.keys.check(request.headers.get("authorization"), need)
             except ServiceError as exc:
                 svc.metrics.rejected.labels(exc.code).inc()
                 response = _error_response(exc, rid)
@@ -103,8 +106,12 @@ async def _frame(request, call_next):
         endpoint = getattr(route, "path", "unmatched")
         svc.metrics.requests.labels(endpoint, str(status)).inc()
         svc.metrics.latency.labels(endpoint).observe(elapsed)
-        logger.info("request", extra={"method": request.method, "path": request.url.path, "status": status,
-                                      "duration_ms": round(elapsed * 1e3, 2), "request_id": rid})
+        key = getattr(request.state, "key", None)
+        extra = {"method": request.method, "path": request.url.path, "status": status,
+                 "duration_ms": round(elapsed * 1e3, 2), "request_id": rid, "key": key.name if key else None}
+        if hasattr(request.state, "reader"):  # set by the routes that read as a principal
+            extra["principal"] = log_tag(request.state.reader)
+        logger.info("request", extra=extra)
         request_id.reset(token)
 
 

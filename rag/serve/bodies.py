@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.json_schema import models_json_schema
 
 from rag.serve.errors import ServiceError
+from rag.serve.principals import resolve
 from rag.serve.schemas import DocumentIn, DocumentsRequest
 
 M = TypeVar("M", bound=BaseModel)
@@ -37,7 +38,10 @@ class JsonBody(Generic[M]):
         return parse(self.model, await self.read(request))
 
     async def read(self, request: Request) -> bytes:
-        return await read_body(request, getattr(request.app.state.service.settings, self.limit))
+        """The body within the limit; the principal headers are checked against it before it is parsed."""
+        body = await read_body(request, getattr(request.app.state.service.settings, self.limit))
+        read_as(request, body)
+        return body
 
     def content(self, ref: dict[str, Any]) -> dict[str, Any]:
         """The OpenAPI ``content`` of the body, ``ref`` being the model's schema reference."""
@@ -86,6 +90,13 @@ async def read_body(request: Request, limit: int) -> bytes:
             raise ServiceError("payload_too_large", f"the body is over the limit of {limit} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def read_as(request: Request, body: bytes) -> None:
+    """Who the request reads as (``request.state.reader``, None: anonymous), from its API key and
+    its signed principal headers over ``body`` (:func:`rag.serve.principals.resolve`)."""
+    settings = request.app.state.service.settings
+    request.state.reader = resolve(getattr(request.state, "key", None), request.headers, body, settings)
 
 
 def parse(model: type[M], body: bytes | dict) -> M:

@@ -11,7 +11,8 @@ CODES: dict[str, int] = {
     "invalid_request": 422,  # the body does not match the endpoint's schema
     "invalid_input": 400,  # well-formed, but the library refused it (empty question, bad document...)
     "unauthorized": 401,  # no key or an unknown key
-    "forbidden": 403,  # a query key on an admin endpoint
+    "principal_required": 401,  # security.require_principal and the request reads as nobody
+    "forbidden": 403,  # a query key on an admin endpoint; a principal header from a key that may not send one
     "not_found": 404,
     "method_not_allowed": 405,
     "conflict": 409,  # a document version already indexed with other text (use mode: replace)

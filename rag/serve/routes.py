@@ -7,9 +7,11 @@ from fastapi.responses import JSONResponse, Response
 from rag.config import ServeConfig
 from rag.errors import InputError
 from rag.serve.answering import answer_events, answer_once, bounded, result_json, version_header
-from rag.serve.bodies import DocumentsBody, JsonBody
+from rag.access import Principal as Reader
+from rag.serve.bodies import DocumentsBody, JsonBody, read_as
 from rag.serve.errors import ServiceError, from_library
 from rag.serve.openai_compat import completion, question_and_history, stream_chunks
+from rag.serve.principals import require
 from rag.serve.schemas import AnswerRequest, ChatRequest, ContextRequest, DocumentsRequest, SearchRequest
 from rag.serve.service import Service
 from rag.serve.sse import sse_response
@@ -20,6 +22,14 @@ router = APIRouter()
 async def service(request: Request) -> Service:
     """The app's :class:`Service` (a dependency)."""
     return request.app.state.service
+
+
+def asker(request: Request, svc: Service) -> Reader | None:
+    """The principal the request reads as (set while its body was read); refused when
+    ``security.require_principal`` is set and it is anonymous."""
+    reader = getattr(request.state, "reader", None)
+    require(reader, svc.config.security)
+    return reader
 
 
 def check_question(question: str, history_turns: int, s: ServeConfig) -> None:
@@ -51,24 +61,29 @@ async def metrics(svc: Service = Depends(service)):
 
 # -- questions -------------------------------------------------------------------------------
 @router.post("/v1/answer")
-async def answer(req: AnswerRequest = Depends(JsonBody(AnswerRequest)), svc: Service = Depends(service)):
+async def answer(request: Request, req: AnswerRequest = Depends(JsonBody(AnswerRequest)),
+                 svc: Service = Depends(service)):
     s = svc.settings
+    who = asker(request, svc)
     check_question(req.question, len(req.history), s)
     with_trace = s.trace if req.trace is None else req.trace
     if req.stream:
         svc.require_ready()  # a real 503 before the stream starts
-        return await sse_response(svc, answer_events(svc, req, with_trace))
-    served = await bounded(svc, answer_once(svc, req))
+        return await sse_response(svc, answer_events(svc, req, with_trace, who))
+    served = await bounded(svc, answer_once(svc, req, who))
     return JSONResponse(result_json(served, with_trace), headers=version_header(served))
 
 
 @router.post("/v1/search")
-async def search(req: SearchRequest = Depends(JsonBody(SearchRequest)), svc: Service = Depends(service)):
+async def search(request: Request, req: SearchRequest = Depends(JsonBody(SearchRequest)),
+                 svc: Service = Depends(service)):
+    who = asker(request, svc)
     check_question(req.query, 0, svc.settings)
 
     async def work():
         p = svc.pinned()
-        res = await svc.run(p.search, req.query, req.top, req.filters.to_filter() if req.filters else None)
+        res = await svc.run(p.search, req.query, req.top, req.filters.to_filter() if req.filters else None,
+                            principal=who)
         return {"query": res.query, "config_hash": p.config.hash, "index_version": p.index.version_name,
                 "timings_ms": {k: round(v, 3) for k, v in res.timings_ms.items()},
                 "candidates": [c.to_json() for c in res.candidates[:req.top]]}
@@ -77,13 +92,15 @@ async def search(req: SearchRequest = Depends(JsonBody(SearchRequest)), svc: Ser
 
 
 @router.post("/v1/context")
-async def context(req: ContextRequest = Depends(JsonBody(ContextRequest)), svc: Service = Depends(service)):
+async def context(request: Request, req: ContextRequest = Depends(JsonBody(ContextRequest)),
+                  svc: Service = Depends(service)):
+    who = asker(request, svc)
     check_question(req.question, len(req.history), svc.settings)
 
     async def work():
         p = svc.pinned()
         _, prompt = await svc.run(p.build_prompt, req.question, req.turns(), where=req.where(), top_k=req.top_k,
-                                  ordering=req.ordering)
+                                  ordering=req.ordering, principal=who)
         out = {"question": req.question, "config_hash": p.config.hash, "index_version": p.index.version_name,
                "manifest": prompt.manifest.to_json()}
         if req.show_prompt:
@@ -94,26 +111,29 @@ async def context(req: ContextRequest = Depends(JsonBody(ContextRequest)), svc: 
 
 
 @router.post("/v1/chat/completions")
-async def chat(req: ChatRequest = Depends(JsonBody(ChatRequest)), svc: Service = Depends(service)):
+async def chat(request: Request, req: ChatRequest = Depends(JsonBody(ChatRequest)), svc: Service = Depends(service)):
     s = svc.settings
+    who = asker(request, svc)
     question, history = question_and_history(req)
     check_question(question, len(history), s)
     ask = AnswerRequest(question=question, history=history, filters=req.rag)
     if req.stream:
         svc.require_ready()
-        return await sse_response(svc, stream_chunks(lambda: answer_once(svc, ask), s.model_name),
+        return await sse_response(svc, stream_chunks(lambda: answer_once(svc, ask, who), s.model_name),
                                   openai=True)
-    served = await bounded(svc, answer_once(svc, ask))
+    served = await bounded(svc, answer_once(svc, ask, who))
     return JSONResponse(completion(served, s.model_name), headers=version_header(served))
 
 
 # -- documents -------------------------------------------------------------------------------
 @router.get("/v1/documents")
-async def list_documents(svc: Service = Depends(service)):
+async def list_documents(request: Request, svc: Service = Depends(service)):
+    read_as(request, b"")  # a GET: the signature covers an empty body
+    who = asker(request, svc)
     svc.require_ready()
     p = svc.pipeline.pinned()
     idx = p.index
-    scope = p.components.reader_scope(None)  # service requests are anonymous for now (docs/security.md)
+    scope = p.components.reader_scope(who)  # only the documents the caller may read
     docs = [{"id": r.id, "version": r.version, "title": r.title, "uri": r.uri, "chunks": r.n_chunks}
             for _, r in sorted(idx.documents.items()) if scope.allows(r.access)]
     return {"index_version": idx.version_name, "documents": docs}

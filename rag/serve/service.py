@@ -63,7 +63,8 @@ class Served:
 
 class Service:
     def __init__(self, config: RagConfig, keys: ApiKeys | None = None, tools=None) -> None:
-        """``keys``: the API keys (default: from RAG_API_KEYS / RAG_ADMIN_KEYS). ``tools``: a
+        """``keys``: the API keys (default: from RAG_API_KEYS / RAG_ADMIN_KEYS, bound to what
+        ``serve.keys`` says each reads as). ``tools``: a
         :class:`rag.tools.ToolRegistry` with its functions bound; answers then may call them
         (``generation.backend: openai``)."""
         self.config = config
@@ -71,7 +72,7 @@ class Service:
         self.settings = config.serve
         # The embedder is used from the compute and the writer thread: serialize its model calls.
         self.pipeline = Pipeline(config, embedder=serialized(Pipeline(config).embedder))
-        self.keys = ApiKeys.from_env() if keys is None else keys
+        self.keys = ApiKeys.from_env(serve=config.serve) if keys is None else keys
         self.metrics = Metrics()
         self.ready = False
         self.not_ready_reason = "starting: loading models and the index"

@@ -26,7 +26,7 @@ def live(tmp_path: Path, keys: dict[str, str] | None = None, tools=None, **secti
 
     cfg = load_config(write_config(tmp_path, **sections))
     Pipeline(cfg).build_index()
-    service = Service(cfg, keys=ApiKeys.from_env(keys or {}), tools=tools)
+    service = Service(cfg, keys=ApiKeys.from_env(keys or {}, cfg.serve), tools=tools)
     with LiveServer(create_app(cfg, service)) as srv, httpx.Client(base_url=srv.url, timeout=60) as client:
         srv.service, srv.cfg = service, cfg
         yield srv, client

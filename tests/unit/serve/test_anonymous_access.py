@@ -1,5 +1,6 @@
-"""Until the service passes principals (phase 2 of the access-control issue), every service request
-is anonymous: restricted documents are not listed, searched, cited or put in a context."""
+"""A service request that names no principal (no keys, or a key without one in ``serve.keys``) is
+anonymous: restricted documents are not listed, searched, cited or put in a context. Principals:
+test_principals.py."""
 from __future__ import annotations
 
 import json
