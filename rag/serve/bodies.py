@@ -95,8 +95,12 @@ async def read_body(request: Request, limit: int) -> bytes:
 def read_as(request: Request, body: bytes) -> None:
     """Who the request reads as (``request.state.reader``, None: anonymous), from its API key and
     its signed principal headers over ``body`` (:func:`rag.serve.principals.resolve`)."""
-    settings = request.app.state.service.settings
-    request.state.reader = resolve(getattr(request.state, "key", None), request.headers, body, settings)
+    svc = request.app.state.service
+    try:
+        request.state.reader = resolve(getattr(request.state, "key", None), request.headers, body, svc.settings)
+    except ServiceError as exc:
+        svc.metrics.rejected.labels(exc.code).inc()
+        raise
 
 
 def parse(model: type[M], body: bytes | dict) -> M:

@@ -28,7 +28,11 @@ def asker(request: Request, svc: Service) -> Reader | None:
     """The principal the request reads as (set while its body was read); refused when
     ``security.require_principal`` is set and it is anonymous."""
     reader = getattr(request.state, "reader", None)
-    require(reader, svc.config.security)
+    try:
+        require(reader, svc.config.security)
+    except ServiceError as exc:
+        svc.metrics.rejected.labels(exc.code).inc()
+        raise
     return reader
 
 
