@@ -113,6 +113,19 @@ def test_keys_without_a_signed_principal(server):
     assert_clean(anon.text, "hr-only", "acme-all", "kim-only")
 
 
+def test_the_openai_sdk_with_a_fixed_principal_key(server):
+    import openai
+
+    srv, _ = server
+    for key, allowed in ((FIXED_KEY, "kim-only"), (QUERY_KEY, None)):
+        out = openai.OpenAI(base_url=srv.url + "/v1", api_key=key, max_retries=0).chat.completions.create(
+            model="rag", messages=[{"role": "user", "content": "연차 휴가 개인 평가는?"}])
+        text = out.model_dump_json()
+        cited = {x["document_id"] for x in out.model_extra["rag"]["citations"]}
+        assert (allowed in cited) if allowed else not cited & set(FORBIDDEN), cited
+        assert_clean(text, "hr-only", "acme-all", *(() if allowed else ("kim-only",)))
+
+
 @pytest.mark.parametrize("case", ["bad_signature", "wrong_secret", "stale", "future", "tampered_body",
                                   "missing_signature", "malformed_principal", "unknown_key_in_principal"])
 def test_refused_signed_principals(server, case):
@@ -197,6 +210,7 @@ def test_require_principal(tmp_path):
         assert post(c, "/v1/search", {"query": "연차"}, key=FIXED_KEY, principal=None).status_code == 200
         assert post(c, "/v1/answer", {"question": Q}, principal={"user": None, "groups": []}).status_code == 401
         assert listed(c, FIXED_KEY) == {"pub", "pub2", "kim-only"}
+        assert 'rag_rejected_total{code="principal_required"}' in c.get("/metrics").text
         # document changes are an admin's, not a reader's: they are not refused for want of a principal
         assert c.post("/v1/documents", json={"documents": [{"id": "n", "text": "사내 카페"}]},
                       headers=bearer(ADMIN_KEY)).status_code == 200
