@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from rag.access import Principal
 from rag.config import ServeConfig
 from rag.errors import ConfigError
 from rag.serve import ApiKeys
@@ -181,7 +182,7 @@ def test_the_access_log_names_no_groups_or_user(server, caplog):
     lines = [fmt.format(r) for r in caplog.records if r.levelno >= logging.INFO]
     access = [json.loads(line) for line in lines if '"message": "request"' in line]
     assert access and access[0]["key"] == "chatbot"
-    assert access[0]["principal"] == log_tag(__import__("rag.access", fromlist=["Principal"]).Principal("lee-secret-id"))
+    assert access[0]["principal"] == log_tag(Principal("lee-secret-id"))
     for line in lines:
         assert "lee-secret-id" not in line and "grp-x" not in line and "canary" not in line, line
         assert SECRET not in line
