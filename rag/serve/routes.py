@@ -154,7 +154,9 @@ async def add_documents(req: DocumentsRequest = Depends(DocumentsBody()), svc: S
 
 
 @router.delete("/v1/documents/{doc_id}")
-async def delete_document(doc_id: str, version: str | None = None, svc: Service = Depends(service)):
+async def delete_document(request: Request, doc_id: str, version: str | None = None,
+                          svc: Service = Depends(service)):
+    read_as(request, b"")  # principal headers are checked (and refused from a key that may not send them)
     svc.require_ready()
     if not svc.has_document(doc_id, version):
         what = f"document {doc_id!r}" + (f" version {version!r}" if version else "")

@@ -169,6 +169,8 @@ def test_principal_headers_from_a_key_that_may_not_send_them(server):
         assert_clean(r.text, "hr-only", "acme-all", "kim-only")
     r = c.get("/v1/documents", headers=bearer(FIXED_KEY) | sign(SECRET.encode(), b"", HR))
     assert r.status_code == 403
+    r = c.delete("/v1/documents/pub", headers=bearer(ADMIN_KEY) | sign(SECRET.encode(), b"", HR))
+    assert r.status_code == 403 and listed(c, QUERY_KEY) == {"pub", "pub2"}  # refused, nothing deleted
 
 
 def test_the_access_log_names_no_groups_or_user(server, caplog):
