@@ -76,7 +76,8 @@ def resolve(key: KeyHolder | None, headers: Mapping[str, str], body: bytes, sett
     if len(sent) < len(HEADERS):
         raise ServiceError("unauthorized", _BAD)
     value, ts, sig = (str(_header(headers, h)).strip() for h in HEADERS)
-    if len(value) > MAX_PRINCIPAL_CHARS or not ts.isdigit() or len(ts) > 12 or len(sig) != 64:
+    if len(value) > MAX_PRINCIPAL_CHARS or not (ts.isascii() and ts.isdigit()) or len(ts) > 12 or len(sig) != 64 \
+            or not value.isascii():
         raise ServiceError("unauthorized", _BAD)
     expected = signature(key.secret, ts, value, body)
     if not hmac.compare_digest(expected.encode("ascii"), sig.lower().encode("ascii", "replace")):
