@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from rag.tools import Selection, ToolRegistry, ToolSelector
 
 RETRIEVE = runner.select(STEPS, "search", "versions", "quarantine", "rerank", "gate")
-PROMPT_ONLY = runner.select(STEPS, "search", "versions", "quarantine", "prompt")
+PROMPT_ONLY = runner.select(STEPS, "resolve", "search", "versions", "quarantine", "prompt")
 # What ``astream`` reports after a step, besides the final result.
 _EVENTS = {"search": lambda s: Searched(s.search), "gate": lambda s: Gated(s.retrieved())}
 
@@ -237,8 +237,8 @@ class Pipeline:
                      where: SearchFilter | None = None, top_k: int | None = None,
                      ordering: Ordering | None = None, principal: Principal | None = None
                      ) -> tuple[SearchResult, Prompt]:
-        """Retrieve (unless ``search`` is given), apply the version policy and the quarantine, and build
-        the budgeted prompt (fused order, no rerank)."""
+        """Resolve a follow-up (with ``history``), retrieve (unless ``search`` is given), apply the version
+        policy and the quarantine, and build the budgeted prompt (fused order, no rerank)."""
         state = self._start(question, history, where=where, top_k=top_k, ordering=ordering, search=search,
                             principal=principal)
         state = runner.run(PROMPT_ONLY, state, self.components)

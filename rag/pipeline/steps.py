@@ -175,7 +175,7 @@ async def agenerate(s: State, c: Components) -> State:
     return s.with_(outcome=out)
 
 
-# The request path, in order. ``retrieve`` runs the first five, ``build_prompt`` search →
+# The request path, in order. ``retrieve`` runs search → gate, ``build_prompt`` resolve → search →
 # quarantine and prompt, ``answer`` / ``aanswer`` / ``astream`` all of them.
 STEPS: tuple[Step, ...] = (
     Step("resolve", "io", resolve, aresolve),

@@ -88,3 +88,9 @@ def test_an_answer_quoting_only_the_other_language_says_so_in_the_question_langu
     assert source_language_note("비밀번호는 얼마나 자주 바꿔야 하나요?", [en]) == "(인용한 자료는 영어로 되어 있습니다.)"
     assert source_language_note("연차 휴가는 며칠인가요?", [ko]) == ""
     assert source_language_note("How many days?", [ko, en]) == ""  # sources in both languages
+
+
+def test_build_prompt_resolves_the_follow_up_too(built):
+    searched, prompt = built.build_prompt(FOLLOW, HISTORY)
+    assert searched.query.startswith(RESOLVED)
+    assert any("16일" in b.text for b in prompt.bundle.blocks)
