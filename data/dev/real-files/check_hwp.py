@@ -147,6 +147,16 @@ def failed(row: dict) -> bool:
     return (row["ratio"] == row["ratio"] and row["ratio"] < PASS_RATIO) or not row["control_free"]
 
 
+def files_by_folder(top: Path, suffixes: tuple[str, ...], limit: int = 0) -> dict[Path, list[Path]]:
+    """The files under ``top`` with one of ``suffixes``, by the folder that holds them (sorted), at most
+    ``limit`` per folder (0: all)."""
+    groups: dict[Path, list[Path]] = {}
+    for p in sorted(top.rglob("*")):
+        if p.suffix.lower() in suffixes and p.is_file():
+            groups.setdefault(p.parent, []).append(p)
+    return {folder: files[:limit] if limit else files for folder, files in groups.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folders", nargs="*", type=Path, default=[DEFAULT])
@@ -155,12 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     rows: list[dict] = []
     for top in args.folders:
-        groups: dict[Path, list[Path]] = {}
-        for p in sorted(top.rglob("*")):
-            if p.suffix.lower() in (".hwp", ".hwpx") and p.is_file():
-                groups.setdefault(p.parent, []).append(p)
-        for folder, files in groups.items():
-            files = files[:args.limit] if args.limit else files
+        for folder, files in files_by_folder(top, (".hwp", ".hwpx"), args.limit).items():
             part = [check(p) for p in files]
             for r in part:
                 r["folder"] = folder.relative_to(top).as_posix() if folder != top else "."

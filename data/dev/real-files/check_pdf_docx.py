@@ -61,7 +61,9 @@ from xml.etree import ElementTree
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
+sys.path.insert(0, str(HERE))
 
+from check_hwp import files_by_folder  # noqa: E402  (the same walk over a folder of files)
 from rag.documents.assemble import control_free  # noqa: E402
 from rag.documents.files import read_file  # noqa: E402
 from rag.errors import FileExtractionError  # noqa: E402
@@ -303,12 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     rows: list[dict] = []
     for top in args.folders:
-        groups: dict[Path, list[Path]] = {}
-        for p in sorted(top.rglob("*")):
-            if p.suffix.lower() in (".pdf", ".docx") and p.is_file():
-                groups.setdefault(p.parent, []).append(p)
-        for folder, files in groups.items():
-            files = files[:args.limit] if args.limit else files
+        for folder, files in files_by_folder(top, (".pdf", ".docx"), args.limit).items():
             part = []
             for p in files:
                 r = check(p)
