@@ -97,6 +97,11 @@ def cmd_calibrate(args) -> int:
     out = Path(args.out) if args.out else Path(args.config).with_suffix(".calibrated.yaml")
     if out.resolve().parent != Path(args.config).resolve().parent:
         raise InputError(f"--out must be next to {args.config} (relative paths in the config are resolved from there)")
+    if args.auto:
+        return _calibrate_auto(args, out)
+    if args.dataset is None or args.target_precision is None:
+        raise InputError("rag calibrate needs --dataset and --target-precision, or --auto (no labels: probe questions "
+                         "built from the indexed corpus)")
     if not 0 < args.target_precision <= 1:
         raise InputError(f"--target-precision must be in (0, 1], got {args.target_precision}")
     p, scored = _scored(args)
@@ -105,6 +110,35 @@ def cmd_calibrate(args) -> int:
     write_calibrated_config(Path(args.config), out, rep.config_updates)
     print(json.dumps(rep.summary, indent=2, ensure_ascii=False))
     print(f"wrote {out} and {report_dir}/(calibration.json, risk_coverage.png, histograms.png)")
+    return 0
+
+
+def _calibrate_auto(args, out: Path) -> int:
+    from rag.access import Principal
+    from rag.evaluation.abstention import write_calibrated_config
+    from rag.evaluation.autocal import auto_calibrate
+
+    from rag.errors import InputError
+
+    if args.dataset is not None:
+        raise InputError("--auto fits on the indexed corpus; drop --dataset (or drop --auto to fit on labels)")
+    target = 0.9 if args.target_precision is None else args.target_precision
+    if not 0 < target <= 1:
+        raise InputError(f"--target-precision must be in (0, 1], got {target}")
+    p = make_pipeline(args)
+    principal = Principal(args.principal) if args.principal else None
+    report_dir = Path(args.report or f"results/calibrate-auto-{Path(args.config).stem}")
+    progress, bars = progress_bars()
+    try:
+        rep = auto_calibrate(p, target, report_dir, per_language=args.probes, seed=args.seed, principal=principal,
+                             progress=progress)
+    finally:
+        for b in bars.values():
+            b.close()
+    write_calibrated_config(Path(args.config), out, rep.updates)
+    shown = {k: v for k, v in rep.summary.items() if k != "groups"}
+    print(json.dumps(shown, indent=2, ensure_ascii=False))
+    print(f"wrote {out} and {report_dir}/(auto_calibration.json, auto_risk_coverage.png)")
     return 0
 
 

@@ -104,10 +104,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--eval-holdout", type=int, default=40)
     s.set_defaults(func=cmd_train_reranker)
 
-    s = sub.add_parser("calibrate", help="fit the gate threshold for a target precision on labelled questions")
-    s.add_argument("--dataset", required=True, help="NoMIRACL-style JSONL or SQuAD 2.0 JSON")
+    s = sub.add_parser("calibrate", help="fit the gate threshold for a target precision (labelled questions, or "
+                                         "--auto: probe questions built from the indexed corpus)")
+    s.add_argument("--auto", action="store_true",
+                   help="no labels: build answerable and near-miss probe questions from the indexed corpus and fit on them")
+    s.add_argument("--probes", type=int, default=80, help="--auto: answerable probes per corpus language (as many unanswerable)")
+    s.add_argument("--seed", type=int, default=0, help="--auto: which chunks the probes come from")
+    s.add_argument("--as", dest="principal", default=None, help="--auto: build probes only from what this principal may read")
+    s.add_argument("--dataset", default=None, help="NoMIRACL-style JSONL or SQuAD 2.0 JSON (not with --auto)")
     s.add_argument("--config", required=True)
-    s.add_argument("--target-precision", type=float, required=True)
+    s.add_argument("--target-precision", type=float, default=None, help="required with --dataset; --auto: default 0.9")
     s.add_argument("--split", default="all", choices=["all", "calib", "eval"],
                    help="calib/eval: a fixed 50/50 split of the questions (fit on calib, report on eval)")
     s.add_argument("--max-questions", type=int, default=None)

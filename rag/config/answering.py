@@ -144,6 +144,9 @@ class GateConfig(Section):
     read_top: int = Field(5, ge=1)
     require_asked_fact: bool = True
     min_coverage: float = Field(0.25, ge=0, le=1)
+    # The corpus the thresholds were fitted on (rag.index.corpus_fingerprint), written by
+    # `rag calibrate --auto`; None: fitted elsewhere (the shipped thresholds) or unknown.
+    fitted_on: str | None = None
 
 
 ABSTENTION_MESSAGES = {

@@ -48,6 +48,7 @@ from rag.index.migrate import MigrateReport, migrate
 from rag.index.backend import BACKENDS, IndexBackend, LocalBackend, MilvusBackend, make_backend
 from rag.index.layout import (
     FORMAT_VERSION,
+    corpus_fingerprint,
     current_version,
     DocumentRecord,
     index_exists,
@@ -56,6 +57,7 @@ from rag.index.layout import (
 )
 
 __all__ = [
+    "corpus_fingerprint",
     "BACKENDS",
     "BM25Index",
     "BeirDataset",

@@ -20,6 +20,15 @@ logger = logging.getLogger(__name__)
 FORMAT_VERSION = 1
 
 
+def corpus_fingerprint(documents: Mapping[tuple[str, str], "DocumentRecord"]) -> str:
+    """A short stable hash of what an index holds (each document's id, version and text hash):
+    ``gate.fitted_on`` records it when ``rag calibrate --auto`` fits the gate, so a later run can tell
+    the thresholds were fitted on another corpus. Order-independent."""
+    from rag.config import digest
+
+    return digest(sorted((r.id, r.version, r.text_sha256) for r in documents.values()))
+
+
 _VERSION_DIR = re.compile(r"^v-(\d{6})$")
 
 

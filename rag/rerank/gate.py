@@ -121,6 +121,10 @@ class Gate:
         return replace(d, answer=reason == ANSWER, reason=reason, fit=fit,
                        explanation=explain(reason, fit, lang, top=d.top_score, threshold=d.threshold))
 
+    def read(self, fit: EvidenceFit) -> str:
+        """The reason the question's reading gives for a decision the scores passed (``answer`` or why not)."""
+        return self._read(fit)
+
     def _read(self, fit: EvidenceFit) -> str:
         """The reason the question's reading gives for a decision the scores passed."""
         cfg = self.config

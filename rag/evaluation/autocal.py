@@ -1,0 +1,232 @@
+"""``rag calibrate --auto``: fit the gate to the configured corpus from probe questions, no labels.
+
+1. read the indexed chunks (:func:`probe_sources`) and build probes (:mod:`rag.evaluation.probes`);
+2. answer each probe's retrieval with the configured pipeline (:func:`score_probes`); an answerable
+   probe counts only when its source document is among the first ``gate.read_top`` candidates;
+3. per signal (``dense``, ``bm25``, and ``probability`` where the reranker ran), the *read score*
+   of each probe: the signal's top value, or below every value when reading the question stops it;
+4. choose the signal with the best worst-group AUROC (one group per threshold key the gate reads:
+   ``gate.threshold``, ``gate.language_thresholds.<lang>``, ``gate.fallback_threshold``), fit each
+   group's threshold at the target precision (:func:`rag.evaluation.abstention.calibrate_threshold`),
+   and record the corpus fingerprint in ``gate.fitted_on``.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+from rag._io import write_json
+from rag.errors import InputError
+from rag.evaluation.abstention import calibrate_threshold, risk_coverage
+from rag.evaluation.metrics import auroc
+from rag.evaluation.probes import Probe, ProbeSource, make_probes
+
+logger = logging.getLogger(__name__)
+SIGNALS = ("dense", "bm25", "probability")
+MIN_PER_CLASS = 5  # a group with fewer probes of either class keeps its threshold
+
+
+@dataclass(frozen=True)
+class ScoredProbe:
+    probe: Probe
+    found: bool  # answerable: its source document among the first read_top candidates
+    stopped_by_reading: bool
+    tops: tuple[tuple[str, float], ...]  # (signal, top value) for the signals that have one
+    keys: tuple[tuple[str, str], ...]  # (signal, threshold config key)
+
+    def top(self, signal: str) -> float | None:
+        return dict(self.tops).get(signal)
+
+    def key(self, signal: str) -> str | None:
+        return dict(self.keys).get(signal)
+
+    def read_score(self, signal: str) -> float:
+        t = self.top(signal)
+        return -math.inf if self.stopped_by_reading or t is None else t
+
+
+def probe_sources(pipeline, principal=None) -> list[ProbeSource]:
+    """Every chunk of the current version of each document ``principal`` may read."""
+    from rag.access import can_read
+
+    index = pipeline.index
+    latest: dict[str, str] = {}
+    for (doc_id, version), rec in sorted(index.documents.items()):
+        if rec.access is not None and not can_read(principal, rec.access):
+            continue
+        latest[doc_id] = version  # version order: the index's own (sorted keys, last wins)
+    out = []
+    for doc_id, version in sorted(latest.items()):
+        for i, text in enumerate(index.document_texts(doc_id, version)):
+            out.append(ProbeSource(f"{doc_id}:{version}:{i}", doc_id, text))
+    return out
+
+
+def score_probes(pipeline, probes: Sequence[Probe], principal=None,
+                 progress: Callable[[str, int, int], None] | None = None) -> list[ScoredProbe]:
+    from rag.rerank.gate import Gate, signal_values
+
+    cfg = pipeline.config.gate
+    gates = {s: Gate(cfg.model_copy(update={"signal": s})) for s in SIGNALS}
+    out = []
+    for i, p in enumerate(probes):
+        r = pipeline.retrieve(p.question, principal=principal)
+        ordered = [c.candidate for c in r.rerank.candidates] if r.rerank is not None and r.rerank.applied else r.candidates
+        found = any(c.chunk.document_id == p.document_id for c in ordered[:cfg.read_top]) if p.answerable else True
+        d = gates["dense"].decide(r.candidates, r.rerank, question=p.question)
+        stopped = d.fit is not None and gates["dense"].read(d.fit) != "answer"
+        tops, keys = [], []
+        for s, g in gates.items():  # under each candidate signal, the value and key the gate would read
+            sig, key = g.threshold_key(r.candidates, r.rerank)
+            vals = signal_values(sig, r.candidates, r.rerank) if sig != "none" else []
+            if vals:
+                tops.append((s, vals[0]))
+                keys.append((s, key))
+        out.append(ScoredProbe(p, found, stopped, tuple(tops), tuple(keys)))
+        if progress:
+            progress("probes", i + 1, len(probes))
+    return out
+
+
+@dataclass(frozen=True)
+class GroupFit:
+    key: str
+    n_answerable: int
+    n_unanswerable: int
+    auroc: float | None
+    threshold: float | None  # None: too few probes, the configured threshold stays
+    coverage_of_answerable: float | None
+    abstained_on_unanswerable: float | None
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+def fit_signal(scored: Sequence[ScoredProbe], signal: str, target_precision: float) -> list[GroupFit]:
+    groups: dict[str, list[ScoredProbe]] = {}
+    for sp in scored:
+        if sp.probe.answerable and not sp.found:
+            continue
+        k = sp.key(signal)
+        if k is not None:
+            groups.setdefault(k, []).append(sp)
+    fits = []
+    for key, items in sorted(groups.items()):
+        labels = [sp.probe.answerable for sp in items]
+        vals = [sp.read_score(signal) for sp in items]
+        npos, nneg = sum(labels), len(labels) - sum(labels)
+        a = auroc(vals, labels) if npos and nneg else math.nan
+        if npos < MIN_PER_CLASS or nneg < MIN_PER_CLASS:
+            fits.append(GroupFit(key, npos, nneg, None if math.isnan(a) else round(a, 4), None, None, None))
+            continue
+        finite = [v for v in vals if math.isfinite(v)]
+        tau, _ = calibrate_threshold([v if math.isfinite(v) else min(finite) - 1 for v in vals], labels,
+                                     target_precision) if finite else (math.inf, None)
+        ans = [v >= tau for v in vals]
+        cov = sum(x for x, y in zip(ans, labels) if y) / npos
+        abst = sum(not x for x, y in zip(ans, labels) if not y) / nneg
+        fits.append(GroupFit(key, npos, nneg, round(a, 4), round(float(tau), 6), round(cov, 4), round(abst, 4)))
+    return fits
+
+
+@dataclass(frozen=True)
+class AutoReport:
+    signal: str
+    updates: dict[str, object]
+    summary: dict
+
+
+def choose(scored: Sequence[ScoredProbe], target_precision: float, configured: str) -> tuple[str, dict[str, list[GroupFit]]]:
+    """The signal whose worst fitted group has the highest AUROC (ties: the configured one, then dense)."""
+    fits = {s: fit_signal(scored, s, target_precision) for s in SIGNALS}
+
+    def worst(s: str) -> float:
+        vals = [g.auroc for g in fits[s] if g.threshold is not None and g.auroc is not None]
+        return min(vals) if vals else -1.0
+
+    order = sorted(SIGNALS, key=lambda s: (-worst(s), s != configured, s != "dense"))
+    return order[0], fits
+
+
+def auto_calibrate(pipeline, target_precision: float, report_dir: Path, *, per_language: int = 80, seed: int = 0,
+                   principal=None, progress=None) -> AutoReport:
+    from rag.index import corpus_fingerprint
+
+    sources = probe_sources(pipeline, principal)
+    if not sources:
+        raise InputError("the index holds no readable chunks: run `rag index` first (or check --as)")
+    probes = make_probes(sources, per_language, seed)
+    if not any(p.answerable for p in probes):
+        raise InputError("no probe question could be built from this corpus (no sentence with two content terms)")
+    scored = score_probes(pipeline, probes, principal, progress)
+    signal, fits = choose(scored, target_precision, pipeline.config.gate.signal)
+    chosen = fits[signal]
+    updates: dict[str, object] = {"gate.signal": signal}
+    if signal != pipeline.config.gate.signal:
+        updates["gate.language_thresholds"] = {}  # thresholds of another signal do not carry over
+    for g in chosen:
+        if g.threshold is not None and math.isfinite(g.threshold):
+            updates[g.key] = g.threshold
+    updates["gate.fitted_on"] = corpus_fingerprint(pipeline.index.documents)
+    examples = {k: [sp.probe.question for sp in scored if sp.probe.kind == k][:8]
+                for k in ("answerable", "absent_fact", "absent_term", "absent_topic")}
+    summary = {
+        "corpus_fingerprint": updates["gate.fitted_on"], "chunks": len(sources), "probes": len(probes),
+        "answerable_found": sum(1 for sp in scored if sp.probe.answerable and sp.found),
+        "answerable_not_found": sum(1 for sp in scored if sp.probe.answerable and not sp.found),
+        "target_precision": target_precision, "signal": signal,
+        "why": f"{signal}: the best worst-group AUROC on the probes "
+               + ", ".join(f"{s} {min([g.auroc for g in f if g.auroc is not None] or [float('nan')]):.3f}"
+                           for s, f in fits.items()),
+        "groups": {s: [g.to_json() for g in f] for s, f in fits.items()},
+        "examples": examples, "config_updates": updates,
+    }
+    report_dir.mkdir(parents=True, exist_ok=True)
+    rows = [dict(sp.probe.to_json(), found=sp.found, stopped_by_reading=sp.stopped_by_reading,
+                 tops=dict(sp.tops), keys=dict(sp.keys)) for sp in scored]
+    write_json(report_dir / "auto_calibration.json", dict(summary, probes=rows), atomic=False)
+    _plot(scored, signal, chosen, report_dir)
+    return AutoReport(signal, updates, summary)
+
+
+def _plot(scored: Sequence[ScoredProbe], signal: str, fits: Sequence[GroupFit], report_dir: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        logger.warning("matplotlib is not installed: no plots in %s (pip install 'rag[plots]')", report_dir)
+        return
+    groups = [g for g in fits if g.threshold is not None]
+    if not groups:
+        return
+    fig, axes = plt.subplots(1, 2 * len(groups), figsize=(8.4 * len(groups), 3.6), squeeze=False)
+    for j, g in enumerate(groups):
+        items = [sp for sp in scored if sp.key(signal) == g.key and (sp.found or not sp.probe.answerable)]
+        vals = [sp.read_score(signal) for sp in items]
+        labels = [sp.probe.answerable for sp in items]
+        finite = [v for v in vals if math.isfinite(v)]
+        lo = min(finite) if finite else 0.0
+        vals = [v if math.isfinite(v) else lo for v in vals]
+        pts = risk_coverage(vals, labels)
+        ax = axes[0][2 * j]
+        ax.plot([p.coverage for p in pts], [1 - p.precision for p in pts])
+        ax.set_xlabel("coverage")
+        ax.set_ylabel("risk")
+        ax.set_title(f"{g.key} (AUROC {g.auroc})", fontsize=8)
+        ax = axes[0][2 * j + 1]
+        ax.hist([v for v, y in zip(vals, labels) if y], bins=25, alpha=0.6, label="answerable probes")
+        ax.hist([v for v, y in zip(vals, labels) if not y], bins=25, alpha=0.6, label="unanswerable probes")
+        ax.axvline(g.threshold, color="black", ls="--", lw=0.8)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(report_dir / "auto_risk_coverage.png", dpi=100)
+    plt.close(fig)
+
+
+__all__ = ["AutoReport", "GroupFit", "ScoredProbe", "auto_calibrate", "choose", "fit_signal", "probe_sources",
+           "score_probes"]

@@ -1,0 +1,81 @@
+"""`rag calibrate --auto` on the demo documents (hashing embedder): probes, the fit, the written config."""
+from __future__ import annotations
+
+import ast
+import json
+
+import yaml
+
+from rag.cli.main import main
+from rag.config import load_config
+from rag.evaluation.probes import ProbeSource, TermCounts, compact, make_probes
+from rag.index import corpus_fingerprint
+from rag.pipeline import Pipeline
+from rag.text.question_analysis import holds_fact
+from tests.conftest import DEMO_DOCS, write_config
+
+SOURCES = [ProbeSource(f"d{i}:1:0", f"d{i}", t) for i, t in enumerate([
+    "연차 유급휴가는 1년간 80퍼센트 이상 출근한 근로자에게 15일을 준다.",
+    "출장 숙박비는 1박에 10만원을 한도로 실비로 지급한다.",
+    "육아휴직 기간은 자녀 1명당 1년 이내로 한다.",
+    "Annual leave requests must be approved by the team lead at least five days ahead.",
+    "The travel allowance covers hotel costs up to 150 dollars per night.",
+])]
+
+
+def test_probes_are_questions_not_copied_sentences_and_absent_facts_are_absent():
+    probes = make_probes(SOURCES, per_language=5)
+    answerable = [p for p in probes if p.answerable]
+    assert {p.language for p in answerable} == {"ko", "en"}
+    for p in answerable:
+        assert p.question not in p.source and len(p.question) < len(p.source)
+        assert p.question.endswith(("?", "."))
+    counts = TermCounts(SOURCES)
+    for p in probes:
+        if p.kind == "absent_topic":  # nothing of it is in the corpus
+            assert all(counts.count(w.strip("'")) == 0 for w in p.source.split(" and ")[0:1])
+    assert make_probes(SOURCES, per_language=5) == probes  # deterministic
+    assert make_probes(SOURCES, per_language=5, seed=1) != probes or len(SOURCES) < 3
+
+
+def test_absent_fact_probe_asks_for_a_kind_no_chunk_with_its_terms_states():
+    probes = make_probes(SOURCES, per_language=5)
+    facts = [p for p in probes if p.kind == "absent_fact"]
+    assert facts
+    for p in facts:
+        kind = p.source.split()[1]
+        terms = ast.literal_eval(p.source.split(" with ")[1])
+        texts = [s.text for s in SOURCES if all(compact(t) in compact(s.text) for t in terms)]
+        assert texts and not any(holds_fact(kind, "days" if kind == "period" else "", t) for t in texts)
+
+
+def test_calibrate_auto_writes_fitted_thresholds_and_the_corpus_fingerprint(tmp_path, capsys):
+    cfg = write_config(tmp_path, corpus={"paths": [str(DEMO_DOCS)]}, gate={"signal": "dense"})
+    assert main(["index", "--config", str(cfg)]) == 0
+    out = tmp_path / "config.auto.yaml"
+    report = tmp_path / "report"
+    assert main(["calibrate", "--auto", "--config", str(cfg), "--out", str(out), "--report", str(report),
+                 "--probes", "30"]) == 0
+    written = yaml.safe_load(out.read_text())["gate"]
+    p = Pipeline(load_config(out))
+    assert written["fitted_on"] == corpus_fingerprint(p.index.documents)
+    rep = json.loads((report / "auto_calibration.json").read_text())
+    assert rep["signal"] == written["signal"]
+    fitted = [g for g in rep["groups"][rep["signal"]] if g["threshold"] is not None]
+    assert fitted, rep["groups"]
+    for g in fitted:  # each fitted key is in the written config with the reported value
+        node = {"gate": written}
+        for part in g["key"].split("."):
+            node = node[part]
+        assert node == g["threshold"]
+    assert rep["examples"]["answerable"] and rep["examples"]["absent_topic"]
+    assert len(rep["probes"]) == rep["probes"].__len__() == rep["answerable_found"] + rep["answerable_not_found"] + sum(
+        1 for x in rep["probes"] if not x["answerable"])
+
+
+def test_calibrate_auto_rejects_a_dataset_and_a_missing_target(tmp_path, capsys):
+    cfg = write_config(tmp_path)
+    assert main(["calibrate", "--auto", "--dataset", "x.jsonl", "--config", str(cfg)]) != 0
+    assert "--auto fits on the indexed corpus" in capsys.readouterr().err
+    assert main(["calibrate", "--config", str(cfg)]) != 0
+    assert "needs --dataset and --target-precision, or --auto" in capsys.readouterr().err
