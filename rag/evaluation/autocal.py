@@ -27,6 +27,7 @@ from rag.evaluation.probes import Probe, ProbeSource, make_probes
 logger = logging.getLogger(__name__)
 SIGNALS = ("dense", "bm25", "probability")
 MIN_PER_CLASS = 5  # a group with fewer probes of either class keeps its threshold
+SWITCH_MARGIN = 0.02  # worst-group AUROC another signal must gain to replace the configured one
 
 
 @dataclass(frozen=True)
@@ -140,15 +141,22 @@ class AutoReport:
 
 
 def choose(scored: Sequence[ScoredProbe], target_precision: float, configured: str) -> tuple[str, dict[str, list[GroupFit]]]:
-    """The signal whose worst fitted group has the highest AUROC (ties: the configured one, then dense)."""
+    """The signal whose worst fitted group has the highest AUROC; the configured one unless another beats it
+    by ``SWITCH_MARGIN`` with every group it reads fitted."""
     fits = {s: fit_signal(scored, s, target_precision) for s in SIGNALS}
 
     def worst(s: str) -> float:
         vals = [g.auroc for g in fits[s] if g.threshold is not None and g.auroc is not None]
         return min(vals) if vals else -1.0
 
-    order = sorted(SIGNALS, key=lambda s: (-worst(s), s != configured, s != "dense"))
-    return order[0], fits
+    def complete(s: str) -> bool:  # every group the signal reads got a threshold
+        return all(g.threshold is not None for g in fits[s] if g.n_answerable + g.n_unanswerable >= 2 * MIN_PER_CLASS)
+
+    best = max(SIGNALS, key=lambda s: (worst(s), s == configured))
+    if configured in fits and (best == configured or worst(best) < worst(configured) + SWITCH_MARGIN
+                               or not complete(best)):
+        return configured, fits  # another signal must be clearly better to replace the configured one
+    return best, fits
 
 
 def auto_calibrate(pipeline, target_precision: float, report_dir: Path, *, per_language: int = 80, seed: int = 0,

@@ -235,7 +235,8 @@ def _order(sources: Sequence[ProbeSource], seed: int) -> list[ProbeSource]:
 
 def _usable(sentence: str) -> bool:
     s = sentence.strip()
-    return 15 <= len(s) <= 400 and not s.startswith("#") and s.count("|") < 2
+    return (15 <= len(s) <= 400 and not s.startswith("#") and s.count("|") < 2
+            and not re.search(r"<[a-zA-Z/]|https?://|\bsrc=", s))
 
 
 def _distinct(terms: list[str], counts: TermCounts, n: int) -> list[str]:
