@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rag.cli.common import cli_principal, load_history, make_pipeline, progress_bar
+from rag.cli.common import announce_gate, cli_principal, load_history, make_pipeline, progress_bar
 
 
 def _print_candidates(result, limit: int) -> None:
@@ -114,7 +114,9 @@ def print_answer(res) -> None:
 
 def cmd_ask(args) -> int:
     p = make_pipeline(args)
-    res = p.answer(args.question, load_history(args.history), principal=cli_principal(args))
+    history = load_history(args.history)
+    announce_gate(p)
+    res = p.answer(args.question, history, principal=cli_principal(args))
     if args.json:
         print(json.dumps(res.to_json(), ensure_ascii=False, indent=2))
     else:
@@ -139,6 +141,7 @@ def cmd_demo(args) -> int:
         idx = p.build_index(force=True, progress=bar.update)
     print(f"indexed {len(idx.documents)} documents -> {len(idx)} chunks at {p.index_location}\n")
     qpath = Path(args.questions) if args.questions else p.config.resolve("../data/demo/questions.jsonl")
+    announce_gate(p)
     readings = []
     tally = {"answered_ok": 0, "answerable": 0, "abstained_ok": 0, "unanswerable": 0, "checks_ok": 0, "checks": 0}
     for _, q in _jsonl(qpath):

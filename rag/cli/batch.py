@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from rag.cli.common import cli_principal, make_pipeline, principal_options
+from rag.cli.common import announce_gate, cli_principal, make_pipeline, principal_options
 
 
 def cmd_batch(args) -> int:
@@ -32,6 +32,7 @@ def cmd_batch(args) -> int:
 
         raise RagError("this version of rag has no Pipeline.answer(); `rag batch` needs the generation stage")
     p.index  # fail fast (IndexNotFoundError: run `rag index`) instead of one failed line per question
+    announce_gate(p)  # an unset gate threshold fails here too, not once per question
     config = p.config.batch
     if args.concurrency is not None:  # validated as the config section is
         config = BatchConfig(**{**config.model_dump(), "concurrency": args.concurrency})

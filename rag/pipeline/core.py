@@ -102,6 +102,18 @@ class Pipeline:
         """Load every component a question needs (models, index, prompt builder, generator)."""
         self.components.warm_up()
 
+    def check_gate(self) -> None:
+        """Raise :class:`rag.errors.ConfigError` when the gate may need ``gate.fallback_threshold``, the
+        config leaves it unset and no thresholds ship for the embedder (every answer checks this first;
+        :meth:`retrieve` does not: there such a gate abstains, ``threshold_unset``)."""
+        self.components.check_gate()
+
+    def gate_fit_notice(self) -> str | None:
+        """One line saying the gate's thresholds were not fitted on the indexed corpus and that
+        `rag calibrate --auto` fits them (None when ``gate.fitted_on`` is this corpus's fingerprint, or
+        the gate is off). Logged once per pipeline (INFO); the command line prints it once."""
+        return self.components.gate_fit_notice()
+
     # -- the index ---------------------------------------------------------------------------
     @property
     def backend(self) -> IndexBackend:
@@ -261,6 +273,7 @@ class Pipeline:
         only the documents it may read (docs/security.md)."""
         state = self._start(check_query(question), history, where=where, top_k=top_k, ordering=ordering,
                             tools=tools, principal=principal)
+        self.components.before_answering()
         return result(runner.run(self.steps, state, self.components), self.components)
 
     async def aanswer(self, question: str, history: Sequence[Turn] = (), *, where: SearchFilter | None = None,
@@ -283,6 +296,7 @@ class Pipeline:
         travels in ``Answered``, after validation: nothing unvalidated is yielded."""
         state = self._start(check_query(question), history, where=where, top_k=top_k, ordering=ordering,
                             tools=tools, principal=principal)
+        self.components.before_answering()
         async for name, state in runner.arun(self.steps, state, self.components):
             if name in _EVENTS:
                 yield _EVENTS[name](state)

