@@ -90,15 +90,17 @@ class RagConfig(Section):
         })
 
     def with_overrides(self, overrides: dict[str, object]) -> "RagConfig":
-        """A copy with dotted-path overrides applied, validated again."""
-        data = self.model_dump(mode="json")
+        """A copy with dotted-path overrides applied, validated again. Only what was set (in the file or
+        by an override) is carried as set, so a default stays a default (``model_fields_set``)."""
+        data = self.model_dump(mode="json", exclude_unset=True)
+        full = self.model_dump(mode="json")
         for dotted, value in overrides.items():
-            node = data
+            node, ref = data, full
             parts = dotted.split(".")
             for part in parts[:-1]:
-                if not isinstance(node.get(part), dict):
+                if not isinstance(ref.get(part), dict):
                     raise ConfigError(f"{dotted}: unknown config section '{part}'")
-                node = node[part]
+                node, ref = node.setdefault(part, {}), ref[part]
             node[parts[-1]] = value
         return _validate(data, source="overrides", base_dir=self.base_dir)
 

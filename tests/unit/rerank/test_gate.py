@@ -97,7 +97,7 @@ def test_language_thresholds_reject_unknown_languages():
 def test_no_candidates_and_invalid_scores():
     assert Gate(GateConfig()).decide([], None).reason == "no_candidates"
     nan = [cand(0, "x", float("nan"))]
-    d = Gate(GateConfig(signal="dense")).decide(nan, None)
+    d = Gate(GateConfig(signal="dense", threshold=0.5)).decide(nan, None)
     assert not d.answer and d.reason == "no_valid_scores"
     assert Gate(GateConfig(enabled=False)).decide([], None).answer
 

