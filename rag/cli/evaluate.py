@@ -97,8 +97,10 @@ def cmd_calibrate(args) -> int:
     out = Path(args.out) if args.out else Path(args.config).with_suffix(".calibrated.yaml")
     if out.resolve().parent != Path(args.config).resolve().parent:
         raise InputError(f"--out must be next to {args.config} (relative paths in the config are resolved from there)")
-    if args.auto:
+    if args.auto or args.from_batch:  # --from-batch: the probes plus the batch's labelled lines
         return _calibrate_auto(args, out)
+    if args.feedback_weight is not None:
+        raise InputError("--feedback-weight weighs the labelled lines of --from-batch RESULTS.jsonl; add --from-batch")
     if args.dataset is None or args.target_precision is None:
         raise InputError("rag calibrate needs --dataset and --target-precision, or --auto (no labels: probe questions "
                          "built from the indexed corpus)")
@@ -117,6 +119,7 @@ def _calibrate_auto(args, out: Path) -> int:
     from rag.access import Principal
     from rag.evaluation.abstention import write_calibrated_config
     from rag.evaluation.autocal import auto_calibrate
+    from rag.evaluation.feedback import DEFAULT_WEIGHT, read_feedback
 
     from rag.errors import InputError
 
@@ -125,18 +128,27 @@ def _calibrate_auto(args, out: Path) -> int:
     target = 0.9 if args.target_precision is None else args.target_precision
     if not 0 < target <= 1:
         raise InputError(f"--target-precision must be in (0, 1], got {target}")
+    weight = DEFAULT_WEIGHT if args.feedback_weight is None else args.feedback_weight
+    if args.feedback_weight is not None and not args.from_batch:
+        raise InputError("--feedback-weight weighs the labelled lines of --from-batch RESULTS.jsonl; add --from-batch")
+    if weight < 1:
+        raise InputError(f"--feedback-weight must be >= 1 (how many probes one labelled question counts as), "
+                         f"got {weight}")
+    feedback = read_feedback(args.from_batch) if args.from_batch else None  # bad lines: an error before any work
     p = make_pipeline(args)
     principal = Principal(args.principal) if args.principal else None
     report_dir = Path(args.report or f"results/calibrate-auto-{Path(args.config).stem}")
     progress, bars = progress_bars()
     try:
         rep = auto_calibrate(p, target, report_dir, per_language=args.probes, seed=args.seed, principal=principal,
-                             progress=progress)
+                             progress=progress, feedback=feedback, feedback_weight=weight)
     finally:
         for b in bars.values():
             b.close()
     write_calibrated_config(Path(args.config), out, rep.updates)
     shown = {k: v for k, v in rep.summary.items() if k != "groups"}
+    if "feedback" in shown:
+        shown["feedback"] = {k: v for k, v in shown["feedback"].items() if k not in ("groups_without_labels",)}
     print(json.dumps(shown, indent=2, ensure_ascii=False))
     print(f"wrote {out} and {report_dir}/(auto_calibration.json, auto_risk_coverage.png)")
     return 0

@@ -111,6 +111,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--probes", type=int, default=80, help="--auto: answerable probes per corpus language (as many unanswerable)")
     s.add_argument("--seed", type=int, default=0, help="--auto: which chunks the probes come from")
     s.add_argument("--as", dest="principal", default=None, help="--auto: build probes only from what this principal may read")
+    s.add_argument("--from-batch", default=None, metavar="RESULTS.jsonl",
+                   help="implies --auto: also fit on the lines of a `rag batch` results file labelled "
+                        "\"label\": right | wrong | should_abstain (docs/rerank-and-gate.md)")
+    s.add_argument("--feedback-weight", type=int, default=None,
+                   help="--from-batch: how many probes one labelled question counts as (default 5)")
     s.add_argument("--dataset", default=None, help="NoMIRACL-style JSONL or SQuAD 2.0 JSON (not with --auto)")
     s.add_argument("--config", required=True)
     s.add_argument("--target-precision", type=float, default=None, help="required with --dataset; --auto: default 0.9")

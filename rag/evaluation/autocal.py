@@ -9,18 +9,23 @@
    ``gate.threshold``, ``gate.language_thresholds.<lang>``, ``gate.fallback_threshold``), fit each
    group's threshold at the target precision (:func:`rag.evaluation.abstention.calibrate_threshold`),
    and record the corpus fingerprint in ``gate.fitted_on``.
+
+With ``feedback`` (a labelled ``rag batch`` results file, :mod:`rag.evaluation.feedback`), each labelled
+question is re-scored the same way and enters its group with its label (the gate should answer / abstain),
+counting ``feedback_weight`` times; the report gives the thresholds with and without the labels.
 """
 from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
 from rag._io import write_json
 from rag.errors import InputError
 from rag.evaluation.abstention import calibrate_threshold, risk_coverage
+from rag.evaluation.feedback import DEFAULT_WEIGHT, KIND, FeedbackSet, corpus_warnings
 from rag.evaluation.metrics import auroc
 from rag.evaluation.probes import Probe, ProbeSource, make_probes
 
@@ -37,6 +42,7 @@ class ScoredProbe:
     stopped_by_reading: bool
     tops: tuple[tuple[str, float], ...]  # (signal, top value) for the signals that have one
     keys: tuple[tuple[str, str], ...]  # (signal, threshold config key)
+    weight: int = 1  # how many probes it counts as (a labelled question: feedback_weight)
 
     def top(self, signal: str) -> float | None:
         return dict(self.tops).get(signal)
@@ -67,7 +73,7 @@ def probe_sources(pipeline, principal=None) -> list[ProbeSource]:
 
 
 def score_probes(pipeline, probes: Sequence[Probe], principal=None,
-                 progress: Callable[[str, int, int], None] | None = None) -> list[ScoredProbe]:
+                 progress: Callable[[str, int, int], None] | None = None, stage: str = "probes") -> list[ScoredProbe]:
     from rag.rerank.gate import Gate, signal_values
 
     cfg = pipeline.config.gate
@@ -76,7 +82,9 @@ def score_probes(pipeline, probes: Sequence[Probe], principal=None,
     for i, p in enumerate(probes):
         r = pipeline.retrieve(p.question, principal=principal)
         ordered = [c.candidate for c in r.rerank.candidates] if r.rerank is not None and r.rerank.applied else r.candidates
-        found = any(c.chunk.document_id == p.document_id for c in ordered[:cfg.read_top]) if p.answerable else True
+        found = True  # an unanswerable probe, or a labelled question (a person judged it)
+        if p.answerable and p.kind != KIND:
+            found = any(c.chunk.document_id == p.document_id for c in ordered[:cfg.read_top])
         d = gates["dense"].decide(r.candidates, r.rerank, question=p.question)
         stopped = d.fit is not None and gates["dense"].read(d.fit) != "answer"
         tops, keys = [], []
@@ -88,7 +96,7 @@ def score_probes(pipeline, probes: Sequence[Probe], principal=None,
                 keys.append((s, key))
         out.append(ScoredProbe(p, found, stopped, tuple(tops), tuple(keys)))
         if progress:
-            progress("probes", i + 1, len(probes))
+            progress(stage, i + 1, len(probes))
     return out
 
 
@@ -101,6 +109,8 @@ class GroupFit:
     threshold: float | None  # None: too few probes, the configured threshold stays
     coverage_of_answerable: float | None
     abstained_on_unanswerable: float | None
+    n_labelled_answerable: int = 0  # of n_answerable: labelled questions (each counted once here)
+    n_labelled_unanswerable: int = 0
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -118,18 +128,24 @@ def fit_signal(scored: Sequence[ScoredProbe], signal: str, target_precision: flo
     for key, items in sorted(groups.items()):
         labels = [sp.probe.answerable for sp in items]
         vals = [sp.read_score(signal) for sp in items]
-        npos, nneg = sum(labels), len(labels) - sum(labels)
-        a = auroc(vals, labels) if npos and nneg else math.nan
+        npos, nneg = sum(labels), len(labels) - sum(labels)  # questions, each once (MIN_PER_CLASS counts these)
+        lab_pos = sum(1 for sp in items if sp.probe.kind == KIND and sp.probe.answerable)
+        lab_neg = sum(1 for sp in items if sp.probe.kind == KIND and not sp.probe.answerable)
+        w_vals = [v for sp, v in zip(items, vals) for _ in range(sp.weight)]  # AUROC and threshold: weighted
+        w_labels = [y for sp, y in zip(items, labels) for _ in range(sp.weight)]
+        a = auroc(w_vals, w_labels) if npos and nneg else math.nan
         if npos < MIN_PER_CLASS or nneg < MIN_PER_CLASS:
-            fits.append(GroupFit(key, npos, nneg, None if math.isnan(a) else round(a, 4), None, None, None))
+            fits.append(GroupFit(key, npos, nneg, None if math.isnan(a) else round(a, 4), None, None, None,
+                                 lab_pos, lab_neg))
             continue
         finite = [v for v in vals if math.isfinite(v)]
-        tau, _ = calibrate_threshold([v if math.isfinite(v) else min(finite) - 1 for v in vals], labels,
+        tau, _ = calibrate_threshold([v if math.isfinite(v) else min(finite) - 1 for v in w_vals], w_labels,
                                      target_precision) if finite else (math.inf, None)
         ans = [v >= tau for v in vals]
         cov = sum(x for x, y in zip(ans, labels) if y) / npos
         abst = sum(not x for x, y in zip(ans, labels) if not y) / nneg
-        fits.append(GroupFit(key, npos, nneg, round(a, 4), round(float(tau), 6), round(cov, 4), round(abst, 4)))
+        fits.append(GroupFit(key, npos, nneg, round(a, 4), round(float(tau), 6), round(cov, 4), round(abst, 4),
+                             lab_pos, lab_neg))
     return fits
 
 
@@ -159,10 +175,69 @@ def choose(scored: Sequence[ScoredProbe], target_precision: float, configured: s
     return best, fits
 
 
+def _updates(signal: str, fits: Sequence[GroupFit], configured: str) -> dict[str, object]:
+    updates: dict[str, object] = {"gate.signal": signal}
+    if signal != configured:
+        updates["gate.language_thresholds"] = {}  # thresholds of another signal do not carry over
+    for g in fits:
+        if g.threshold is not None and math.isfinite(g.threshold):
+            updates[g.key] = g.threshold
+    return updates
+
+
+def _configured(config, key: str):
+    node = config
+    for part in key.split("."):
+        node = node.get(part) if isinstance(node, dict) else getattr(node, part, None)
+    return dict(node) if isinstance(node, dict) else node
+
+
+def _why(signal: str, fits: dict[str, list[GroupFit]], what: str) -> str:
+    return (f"{signal}: the best worst-group AUROC on the {what} "
+            + ", ".join(f"{s} {min([g.auroc for g in f if g.auroc is not None] or [float('nan')]):.3f}"
+                        for s, f in fits.items()))
+
+
+def _labelled(pipeline, feedback: FeedbackSet, weight: int, principal, progress) -> list[ScoredProbe]:
+    from rag.text.lang import detect_language
+
+    probes = [Probe(f"feedback:{it.line}", it.question, it.should_answer, KIND, detect_language(it.question),
+                    source=f"{it.label} ({it.status or 'no status'}), {feedback.path.name}:{it.line}")
+              for it in feedback.items]
+    return [replace(sp, weight=weight) for sp in score_probes(pipeline, probes, principal, progress, "labelled")]
+
+
+def _feedback_summary(feedback: FeedbackSet, weight: int, pipeline, fingerprint: str, without: dict[str, object],
+                      with_: dict[str, object], signal_without: str, signal: str,
+                      fits: dict[str, list[GroupFit]], labelled: Sequence[ScoredProbe]) -> dict:
+    warnings = corpus_warnings(feedback, pipeline.index.documents, fingerprint)
+    for w in warnings:
+        logger.warning("--from-batch %s: %s", feedback.path, w)
+    here = pipeline.config.results_hash
+    keys = sorted(set(without) | set(with_))
+    kept = {k: _configured(pipeline.config, k) for k in keys}  # a key a fit leaves out keeps the configured value
+    changed = {k: {"without_labels": without.get(k, kept[k]), "with_labels": with_.get(k, kept[k])} for k in keys
+               if without.get(k, kept[k]) != with_.get(k, kept[k])}
+    groups = {s: [{"key": g.key, "probes_answerable": g.n_answerable - g.n_labelled_answerable,
+                   "probes_unanswerable": g.n_unanswerable - g.n_labelled_unanswerable,
+                   "labelled_answerable": g.n_labelled_answerable, "labelled_unanswerable": g.n_labelled_unanswerable}
+                  for g in f] for s, f in fits.items()}
+    return dict(feedback.summary(), weight=weight, corpus_warnings=warnings,
+                other_config=[h for h in feedback.results_hashes if h != here], groups=groups,
+                not_scored=sum(1 for sp in labelled if sp.key(signal) is None),  # no value of the chosen signal
+                signal_without_labels=signal_without, thresholds_without_labels=without, thresholds_with_labels=with_,
+                changed=changed)
+
+
 def auto_calibrate(pipeline, target_precision: float, report_dir: Path, *, per_language: int = 80, seed: int = 0,
-                   principal=None, progress=None) -> AutoReport:
+                   principal=None, progress=None, feedback: FeedbackSet | None = None,
+                   feedback_weight: int = DEFAULT_WEIGHT) -> AutoReport:
+    """Fit the gate on probe questions (and, with ``feedback`` from :func:`rag.evaluation.feedback.read_feedback`,
+    on a batch's labelled questions, each counting ``feedback_weight`` probes); write the report to ``report_dir``."""
     from rag.index import corpus_fingerprint
 
+    if feedback is not None and feedback_weight < 1:
+        raise InputError(f"the weight of a labelled question must be >= 1, got {feedback_weight}")
     sources = probe_sources(pipeline, principal)
     if not sources:
         raise InputError("the index holds no readable chunks: run `rag index` first (or check --as)")
@@ -170,33 +245,39 @@ def auto_calibrate(pipeline, target_precision: float, report_dir: Path, *, per_l
     if not any(p.answerable for p in probes):
         raise InputError("no probe question could be built from this corpus (no sentence with two content terms)")
     scored = score_probes(pipeline, probes, principal, progress)
-    signal, fits = choose(scored, target_precision, pipeline.config.gate.signal)
+    labelled = _labelled(pipeline, feedback, feedback_weight, principal, progress) if feedback is not None else []
+    configured = pipeline.config.gate.signal
+    signal, fits = choose(scored + labelled, target_precision, configured)
     chosen = fits[signal]
-    updates: dict[str, object] = {"gate.signal": signal}
-    if signal != pipeline.config.gate.signal:
-        updates["gate.language_thresholds"] = {}  # thresholds of another signal do not carry over
-    for g in chosen:
-        if g.threshold is not None and math.isfinite(g.threshold):
-            updates[g.key] = g.threshold
-    updates["gate.fitted_on"] = corpus_fingerprint(pipeline.index.documents)
+    fingerprint = corpus_fingerprint(pipeline.index.documents)
+    updates = dict(_updates(signal, chosen, configured), **{"gate.fitted_on": fingerprint})
     examples = {k: [sp.probe.question for sp in scored if sp.probe.kind == k][:8]
                 for k in ("answerable", "absent_fact", "absent_term", "absent_topic")}
     summary = {
-        "corpus_fingerprint": updates["gate.fitted_on"], "chunks": len(sources), "probes": len(probes),
+        "corpus_fingerprint": fingerprint, "chunks": len(sources), "probes": len(probes),
         "answerable_found": sum(1 for sp in scored if sp.probe.answerable and sp.found),
         "answerable_not_found": sum(1 for sp in scored if sp.probe.answerable and not sp.found),
         "target_precision": target_precision, "signal": signal,
-        "why": f"{signal}: the best worst-group AUROC on the probes "
-               + ", ".join(f"{s} {min([g.auroc for g in f if g.auroc is not None] or [float('nan')]):.3f}"
-                           for s, f in fits.items()),
+        "why": _why(signal, fits, "probes and labelled questions" if labelled else "probes"),
         "groups": {s: [g.to_json() for g in f] for s, f in fits.items()},
         "examples": examples, "config_updates": updates,
     }
+    if feedback is not None:
+        signal0, fits0 = choose(scored, target_precision, configured)
+        without = _updates(signal0, fits0[signal0], configured)
+        summary["feedback"] = _feedback_summary(feedback, feedback_weight, pipeline, fingerprint, without,
+                                                _updates(signal, chosen, configured), signal0, signal, fits,
+                                                labelled)
+        summary["feedback"]["groups_without_labels"] = {s: [g.to_json() for g in f] for s, f in fits0.items()}
     report_dir.mkdir(parents=True, exist_ok=True)
     rows = [dict(sp.probe.to_json(), found=sp.found, stopped_by_reading=sp.stopped_by_reading,
                  tops=dict(sp.tops), keys=dict(sp.keys)) for sp in scored]
-    write_json(report_dir / "auto_calibration.json", dict(summary, probes=rows), atomic=False)
-    _plot(scored, signal, chosen, report_dir)
+    extra = {}
+    if feedback is not None:
+        extra["labelled"] = [dict(it.to_json(), stopped_by_reading=sp.stopped_by_reading, tops=dict(sp.tops),
+                                  keys=dict(sp.keys)) for it, sp in zip(feedback.items, labelled)]
+    write_json(report_dir / "auto_calibration.json", dict(summary, probes=rows, **extra), atomic=False)
+    _plot(scored + labelled, signal, chosen, report_dir)
     return AutoReport(signal, updates, summary)
 
 
