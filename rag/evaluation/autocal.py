@@ -179,9 +179,13 @@ def _updates(signal: str, fits: Sequence[GroupFit], configured: str) -> dict[str
     updates: dict[str, object] = {"gate.signal": signal}
     if signal != configured:
         updates["gate.language_thresholds"] = {}  # thresholds of another signal do not carry over
-    for g in fits:
-        if g.threshold is not None and math.isfinite(g.threshold):
-            updates[g.key] = g.threshold
+    fitted = {g.key: g.threshold for g in fits if g.threshold is not None and math.isfinite(g.threshold)}
+    updates.update(fitted)
+    main = [v for k, v in fitted.items() if k != "gate.fallback_threshold"]
+    if signal != configured and main and "gate.threshold" not in fitted:
+        # the configured gate.threshold is on the old signal's scale (a cosine read as a BM25 score opens the
+        # gate for every language no probe fitted): the strictest threshold fitted on the new signal
+        updates["gate.threshold"] = max(main)
     return updates
 
 

@@ -79,3 +79,16 @@ def test_calibrate_auto_rejects_a_dataset_and_a_missing_target(tmp_path, capsys)
     assert "--auto fits on the indexed corpus" in capsys.readouterr().err
     assert main(["calibrate", "--config", str(cfg)]) != 0
     assert "needs --dataset and --target-precision, or --auto" in capsys.readouterr().err
+
+
+def test_a_switched_signal_never_keeps_the_old_signals_main_threshold():
+    from rag.evaluation.autocal import GroupFit, _updates
+
+    en = GroupFit("gate.language_thresholds.en", 40, 40, 0.9, 5.59, 0.7, 0.9)
+    ko = GroupFit("gate.language_thresholds.ko", 40, 40, 0.8, 7.25, 0.6, 0.9)
+    unfit = GroupFit("gate.threshold", 2, 1, None, None, None, None)
+    switched = _updates("bm25", [en, ko, unfit], configured="dense")
+    assert switched["gate.threshold"] == 7.25  # not the configured cosine: the strictest bm25 fit
+    assert switched["gate.language_thresholds"] == {} and switched["gate.language_thresholds.en"] == 5.59
+    kept = _updates("dense", [GroupFit("gate.language_thresholds.en", 40, 40, 0.9, 0.86, 0.7, 0.9)], "dense")
+    assert "gate.threshold" not in kept  # same signal: the configured threshold stays
