@@ -42,6 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from rag.answer.addressing import addressing_violations
+from rag.answer.spans import answer_spans
 from rag.answer.contract import AnswerPayload, CitationItem, GenerationOutput, GenerationRequest, TokenUsage
 from rag.answer.support import check_support
 from rag.answer.support import evidence_text
@@ -54,7 +55,8 @@ from rag.text.question_analysis import QuestionAnalysis, analyze_question, fitti
 from rag.text.questions import QUANTITY_KINDS, wanted_fact
 from rag.text.segment import NOTE, segment
 from rag.text.sentences import answer_sentences
-from rag.text.lexical import content_terms, find_urls, normalize
+from rag.text.conditions import Given, bracket, given_values
+from rag.text.lexical import content_terms, find_urls
 
 logger = logging.getLogger(__name__)
 
@@ -126,11 +128,13 @@ class _Unit:
     kinds: frozenset[str]  # quantity kinds it states
     delegates: bool = False  # the unit says the value is set elsewhere (별표, a decree, a notice)
     lead: str = ""  # for a list item: the sentence that introduces the list (an item is read with it)
+    section: str = ""  # the heading of its block's section (the article: 제7조 (정근수당))
     score: float = 0.0
     lexical: float = 0.0  # IDF-weighted share of the question's terms in the unit
     context: float = 0.0  # the same for the unit's whole block
     pre: float = 0.0  # (1 - context_weight) * lexical + context_weight * context: the lexical match
     model: float | None = None  # the scorer's score, when it scored this unit
+    coverage: float = 0.0  # the question's key-term coverage of the unit read with its lead and section
 
 
 class ExtractiveGenerator:
@@ -167,7 +171,7 @@ class ExtractiveGenerator:
                     continue
                 kinds = frozenset(q.kind for q in extract_quantities(text) if q.kind != "reference" and not q.implied)
                 out.append(_Unit(bi, si, block.source_id, raw, text, kinds, bool(DELEGATION.search(text)),
-                                 lead if is_item else ""))
+                                 lead if is_item else "", block.section))
         return out
 
     def score(self, question: str, bundle: ContextBundle, units: list[_Unit]) -> list[_Unit]:
@@ -191,7 +195,9 @@ class ExtractiveGenerator:
         # with it: there the model's score is the whole score.
         qlang = detect_language(question)
         cross = [detect_language(b.text) not in (qlang, "other") for b in bundle.blocks]
-        fit = [_fit(asked, u.text, c.extractive_kind_penalty) for u in units]
+        given = given_values(asked.text)
+        fit = [_fit(asked, u.text, c.extractive_kind_penalty) * _case_fit(u.text, given, c.extractive_kind_penalty)
+               for u in units]
         order = sorted(range(len(units)), key=lambda i: (-pre[i] * fit[i], units[i].block_pos, units[i].sent_pos))
         model_of: dict[int, float] = {}
         w = c.extractive_model_weight if self.scorer is not None else 0.0
@@ -210,7 +216,9 @@ class ExtractiveGenerator:
             m = model_of.get(i)
             scaled = 0.0 if m is None else min(1.0, max(0.0, (m - lo) / (1 - lo)))
             final = (scaled if cross[u.block_pos] and w > 0 else (1 - w) * pre[i] + w * scaled) * fit[i]
-            ranked.append(replace(u, score=final, lexical=own[i], context=ctx[u.block_pos], pre=pre[i], model=m))
+            covers = asked.coverage(f"{u.section} {read[i]}")
+            ranked.append(replace(u, score=final, lexical=own[i], context=ctx[u.block_pos], pre=pre[i], model=m,
+                                  coverage=covers))
         ranked.sort(key=lambda u: (-u.score, u.block_pos, u.sent_pos))
         return ranked
 
@@ -235,7 +243,8 @@ class ExtractiveGenerator:
                         c.extractive_min_score)
             return _ABSTAIN
         chosen = self._with_parts(asked, chosen, ranked, source_text)
-        chosen = self._with_list_items(chosen, units, source_text)
+        chosen = self._with_list_items(chosen, units, source_text, given_values(asked.text))
+        chosen = _without_padding(asked, chosen)
         payload = self._write(asked, chosen, source_text)
         if self.validation.check_addresses:
             similarity = (lambda q, a: float(self.scorer(q, [a])[0])) if self.scorer is not None else None
@@ -254,12 +263,15 @@ class ExtractiveGenerator:
         that states none answers nothing)."""
         c = self.config
         chosen: list[_Unit] = []
+        given = given_values(asked.text)
         floor = c.extractive_min_score  # raised to relative_floor x the best unit that passes the support check
         for u in ranked:
             if u.score < floor or len(chosen) >= c.extractive_max_sentences:
                 break
             if chosen and asked.numeric and not _holds(asked, u.text):
                 continue
+            if chosen and bracket(u.text, given).applies is False:
+                continue  # a bracket the question's own numbers do not fall in: another case
             if chosen and _DEFINES.search(u.text):
                 continue  # a definition after the answer answers nothing the question asked
             terms = content_terms(u.text)
@@ -310,9 +322,7 @@ class ExtractiveGenerator:
         """The answer lines: for a numeric question first a short line with the asked values as the
         source writes them ("2주일 이내"), then the units that state the asked fact, best first,
         then the others in source order; every sentence carries its source's marker."""
-        first = [u for u in chosen if asked.numeric and _holds(asked, u.text)]
-        first.sort(key=lambda u: (-u.score, u.block_pos, u.sent_pos))
-        rest = sorted((u for u in chosen if u not in first), key=lambda u: (u.block_pos, u.sent_pos))
+        first, rest = _answer_order(asked, chosen)
         lines, cites = [], []
         line = self._answer_line(asked, first, source_text) if self.config.extractive_answer_line else ""
         if line:
@@ -325,16 +335,19 @@ class ExtractiveGenerator:
             cites.append(CitationItem(source_id=u.source_id, claim=u.text, quote=u.raw))
         return AnswerPayload(status="answered", answer="\n".join(lines), citations=tuple(_unique(cites)))
 
-    def _with_list_items(self, chosen: list[_Unit], units: list[_Unit], source_text: dict[str, str]) -> list[_Unit]:
+    def _with_list_items(self, chosen: list[_Unit], units: list[_Unit], source_text: dict[str, str],
+                         given: tuple[Given, ...]) -> list[_Unit]:
         """A chosen unit that announces a list (``다음 각 호의 어느 하나에 해당하는 경우``, "the
         following") says nothing without it: its items follow it into the answer (at most
-        ``extractive_list_items``, each passing the support check)."""
+        ``extractive_list_items``, each passing the support check), but not an item whose bracket
+        the question's own numbers do not fall in (``given``)."""
         out = list(chosen)
         have = {(u.block_pos, u.sent_pos) for u in out}
         for u in chosen:
             if not _ANNOUNCES.search(u.text):
                 continue
-            items = [x for x in units if x.block_pos == u.block_pos and x.sent_pos > u.sent_pos and x.lead == u.text]
+            items = [x for x in units if x.block_pos == u.block_pos and x.sent_pos > u.sent_pos and x.lead == u.text
+                     and bracket(x.text, given).applies is not False]  # not the items of other cases
             for x in items[:self.config.extractive_list_items]:
                 if (x.block_pos, x.sent_pos) not in have and \
                         check_support(x.text, source_text[x.source_id], self.validation).supported:
@@ -384,10 +397,6 @@ class ExtractiveGenerator:
 _DRAWING = re.compile(r"[\u2500-\u257f]|<img\b", re.IGNORECASE)
 _DEFINES = re.compile(r"(?:이란|란|라 함은|이라 함은)\s.*(?:말한다|뜻한다)|\bmeans\b|\bis defined as\b")
 _ABSTAIN = AnswerPayload(status="insufficient_evidence", answer="", citations=())
-# What follows a value in a statute and belongs to it: "2주일 이내", "500만원 이하의 과태료".
-_SPAN_TAIL = re.compile(r"^(?:\s*(?:이내|이하|이상|미만|초과|까지|전까지|이후|부터|전|후|간|동안))?"
-                        r"(?:의\s*(?:과태료|벌금|징역|금고|범위|금액))?")
-MAX_SPANS = 3
 
 
 def _holds(asked: QuestionAnalysis, text: str) -> bool:
@@ -396,6 +405,46 @@ def _holds(asked: QuestionAnalysis, text: str) -> bool:
     if asked.numeric_parts:
         return any(holds_fact(p.kind, p.grain, text) for p in asked.numeric_parts)
     return asked.holds_asked_fact(text) if not asked.parts else True
+
+
+def _answer_order(asked: QuestionAnalysis, chosen: list[_Unit]) -> tuple[list[_Unit], list[_Unit]]:
+    """(the units that state the asked fact, the unit of the asker's bracket first, then best
+    first; the other units in source order)."""
+    given = given_values(asked.text)
+    first = [u for u in chosen if asked.numeric and _holds(asked, u.text)]
+    first.sort(key=lambda u: (bracket(u.text, given).closeness, -u.score, u.block_pos, u.sent_pos))
+    rest = sorted((u for u in chosen if u not in first), key=lambda u: (u.block_pos, u.sent_pos))
+    return first, rest
+
+
+def _without_padding(asked: QuestionAnalysis, chosen: list[_Unit]) -> list[_Unit]:
+    """The chosen units less those of another article than the answer's lead unit that cover no more
+    of the question's key terms than the lead does (another article, no closer to the question:
+    padding). A unit closer to the question than the lead keeps its article's units too (a list
+    item its list); a numeric part that only a dropped unit answers brings that unit back."""
+    if len(chosen) < 2:
+        return chosen
+    first, rest = _answer_order(asked, chosen)
+    lead = first[0] if first else max(chosen, key=lambda u: (u.score, -u.block_pos, -u.sent_pos))
+    anchors = [lead] + [u for u in chosen if u.coverage > lead.coverage]
+    keep = [u for u in chosen if any(_same_article(u, a) for a in anchors)]  # a list stays whole
+    for part in asked.numeric_parts:
+        if not any(holds_fact(part.kind, part.grain, u.text) for u in keep):
+            back = next((u for u in chosen if u not in keep and holds_fact(part.kind, part.grain, u.text)), None)
+            if back is not None:
+                keep.append(back)
+    return keep
+
+
+def _same_article(a: _Unit, b: _Unit) -> bool:
+    """Same block, or blocks of one source under the same section heading (an article cut in chunks)."""
+    return a.block_pos == b.block_pos or (a.source_id == b.source_id and bool(a.section) and a.section == b.section)
+
+
+def _case_fit(text: str, given, penalty: float) -> float:
+    """``penalty`` for a unit whose brackets on the question's own numbers none of them falls in
+    ("4시간 이상인 공무원에게는 2만원" for a 3-hour trip): it speaks of another case; else 1."""
+    return penalty if bracket(text, given).applies is False else 1.0
 
 
 def _fit(asked: QuestionAnalysis, text: str, penalty: float) -> float:
@@ -409,48 +458,6 @@ def _fit(asked: QuestionAnalysis, text: str, penalty: float) -> float:
     if len({(p.kind, p.grain) for p in numeric}) == 1:  # parts of one kind: each needs its own value
         n = min(len(numeric), fitting_quantities(numeric[0].kind, numeric[0].grain, text))
     return penalty + (1 - penalty) * n / len(numeric)
-
-
-def answer_spans(asked: QuestionAnalysis, units: Sequence[_Unit]) -> list[tuple[str, str]]:
-    """(value as the source writes it, source id) for the asked fact in ``units``, with the words
-    that bound it (이내, 이하의 과태료). Values written right after each other are one span ("1일
-    8시간", "18퍼센트 이상 23.5퍼센트 미만"; never across a comma or into the next clause), kept
-    when it holds a value of the asked kind and grain. A question of several parts: each such span,
-    one per numeric part (at most :data:`MAX_SPANS`), each once, in unit order; otherwise the first."""
-    from rag.text.quantities import normalize_facts
-
-    kinds = [(p.kind, p.grain) for p in asked.asked_numbers]
-    if not kinds:
-        return []
-    family = set().union(*(QUANTITY_KINDS[k] for k, _ in kinds))
-    out: list[tuple[str, str]] = []
-    for u in units:
-        text = normalize_facts(u.text)
-        # values written next to each other are read together ("1일 8시간", "18퍼센트 이상 23.5퍼센트 미만")
-        groups: list[tuple[int, int, bool]] = []  # start, end, holds a fitting value
-        for q in extract_quantities(u.text):
-            if q.implied or q.kind not in family:
-                continue
-            fits = any(holds_fact(k, g, q.text) for k, g in kinds)
-            if groups and _adjacent(text[groups[-1][1]:q.start]):
-                groups[-1] = (groups[-1][0], q.end, groups[-1][2] or fits)
-            else:
-                groups.append((q.start, q.end, fits))
-        for lo, hi, fits in groups:
-            if not fits:
-                continue
-            tail = _SPAN_TAIL.match(text[hi:])
-            span = (text[lo:hi] + (tail.group() if tail else "")).strip()
-            if span and span not in (x for x, _ in out) and normalize(span) in normalize(u.text):
-                out.append((span, u.source_id))
-            if len(out) >= (min(MAX_SPANS, len(kinds)) if asked.parts else 1):
-                return out
-    return out
-
-
-def _adjacent(gap: str) -> bool:
-    """The text between two values joins them into one (a range, a time of day): short, no comma or stop."""
-    return len(gap) <= 8 and not re.search(r"[,.;:ㆍ·]|및|또는|그리고|\band\b|\bor\b", gap)
 
 
 def _unique(cites: list[CitationItem]) -> list[CitationItem]:

@@ -122,3 +122,33 @@ def test_an_english_question_over_korean_text_is_not_held_to_its_words():
     b = bundle(("pay", "제18조 (정액급식비)", s))
     assert codes("How much is the monthly meal allowance?", cited(s, s), b) == ()
     assert "does_not_address" in codes("How many days of leave do I get?", cited(s, s), b)
+
+
+TRIP = ("근무지 내 국내 출장의 경우에는 출장 여행시간이 4시간 이상인 공무원에게는 2만원을 지급하고, 4시간 미만인 공무원에게는 "
+        "1만원을 지급한다.")
+STAY = ("같은 곳에 장기간 체재하는 경우의 일비는 15일을 초과한 경우에는 정액의 10분의 1에 상당한 액을, 30일을 초과한 경우에는 "
+        "정액의 10분의 2에 상당한 액을, 60일을 초과한 경우에는 정액의 10분의 3에 상당한 금액을 빼고 지급한다.")
+TENURE = ("행정기관의 장은 10년 이상 재직한 공무원에게 다음 각 호의 구분에 따른 장기재직휴가를 주어야 한다.\n\n"
+          "1. 재직기간이 10년 이상 20년 미만인 공무원: 5일\n2. 재직기간이 20년 이상인 공무원: 10일")
+
+
+def test_the_askers_own_number_picks_the_bracket_it_falls_in():
+    pay = compose("근무지 내 국내 출장으로 3시간 다녀오면 여행시간 기준으로 얼마를 지급하나요?", bundle(("trip", "제18조 (근무지 내 출장)", TRIP)))
+    assert pay.answer.splitlines()[0] == "1만원 [S1]"  # 3 hours: the bracket under 4 hours, not 2만원
+    pay = compose("같은 곳에 40일째 체재하는 경우 일비는 정액의 얼마를 빼고 지급하나요?", bundle(("stay", "제19조 (장기 체재)", STAY)))
+    assert pay.answer.splitlines()[0] == "10분의 2 [S1]"  # over 30 days (the tighter of the met brackets)
+
+
+def test_a_bracket_bound_is_not_the_answer_and_other_cases_items_stay_out():
+    pay = compose("근속 15년 차 공무원인데 장기재직휴가는 며칠 받을 수 있나요?", bundle(("leave", "제16조의3 (장기재직휴가)", TENURE)))
+    assert pay.status == "answered"
+    assert "10년 이상 [S1]" not in pay.answer.splitlines()  # the condition of the case, not its answer
+    assert "5일" in pay.answer and "10일" not in pay.answer  # the item for 20 years and more is another case
+
+
+def test_a_sentence_from_another_article_no_closer_to_the_question_is_padding():
+    b = bundle(("pay", "제18조 (정액급식비)", "공무원에게는 예산의 범위에서 월 16만원의 정액급식비를 지급한다."),
+               ("pay", "제19조 (직급보조비)", "공무원에게는 예산의 범위에서 월 20만원의 직급보조비를 지급한다."))
+    pay = compose("공무원 정액급식비는 한 달에 얼마인가요?", b)
+    assert pay.status == "answered" and "16만원" in pay.answer
+    assert "직급보조비" not in pay.answer
