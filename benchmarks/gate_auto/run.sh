@@ -87,6 +87,14 @@ abstention_set() {
     timed "$r/eval-$v" "$RAG" eval-abstention --dataset "$ds" --config "$c" --split eval \
       --json "$r/eval-$v.json" "$@"
   done
+  # when --auto chose another signal: also the thresholds it fitted for the configured one
+  local sets
+  sets=$("$PY" $HERE/tables.py configured-fit "results/calibrate-auto-$name/auto_calibration.json" "$cfg")
+  if [ -n "$sets" ]; then
+    # shellcheck disable=SC2086
+    timed "$r/eval-auto-configured" "$RAG" eval-abstention --dataset "$ds" --config "$cfg" --split eval $sets \
+      --json "$r/eval-auto-configured.json" "$@"
+  fi
 }
 
 stage_nomiracl-ko() { abstention_set nomiracl-ko "$NOMIRACL"; }

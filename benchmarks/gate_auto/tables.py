@@ -15,6 +15,9 @@ named after questions.jsonl). Only ``gate.threshold`` is fitted: the English que
 ``gate.language_thresholds.en-ko`` and there is no unanswerable English question to fit it on.
 The config is written with :func:`rag.evaluation.abstention.write_calibrated_config`.
 
+``configured-fit``: the ``--set`` overrides that apply the thresholds --auto fitted for the config's own
+signal, when --auto chose another signal (nothing otherwise).
+
 ``summary``: markdown tables of every JSON run.sh wrote under RESULTS_DIR.
 """
 from __future__ import annotations
@@ -28,6 +31,7 @@ from pathlib import Path
 
 SETS = ("nomiracl-ko", "squad2")
 VARIANTS = (("shipped", "shipped (configs/default.yaml)"), ("auto", "**--auto (no labels)**"),
+            ("auto-configured", "--auto's fit of the configured signal (not chosen)"),
             ("labels", "label-fitted (calib half, p 0.9)"))
 
 
@@ -108,6 +112,18 @@ def fit_answers(answers: Path, questions: Path, config: Path, out: Path, target:
     return fit
 
 
+def configured_fit(auto_report: Path, config: Path) -> list[str]:
+    """``--set`` overrides with the thresholds --auto fitted for the config's own signal, when it chose another
+    one (so the signal choice and the threshold fit can be scored apart); none when it kept the signal."""
+    import yaml
+
+    d = json.loads(auto_report.read_text(encoding="utf-8"))
+    configured = (yaml.safe_load(config.read_text(encoding="utf-8")).get("gate") or {}).get("signal", "probability")
+    if d["signal"] == configured:
+        return []
+    return [f"--set={g['key']}={g['threshold']}" for g in d["groups"].get(configured, []) if g["threshold"] is not None]
+
+
 def _answer_rates(rows: list[dict]) -> dict:
     ans = [r for r in rows if r["answerable"]]
     una = [r for r in rows if not r["answerable"]]
@@ -137,7 +153,8 @@ def _abstention_table(res: Path, name: str) -> list[str]:
     for key, label in VARIANTS:
         d = _load(res / name / f"eval-{key}.json")
         if d is None:
-            out.append(f"| {label} | not run | | | | | | | |")
+            if key != "auto-configured":
+                out.append(f"| {label} | not run | | | | | | | |")
             continue
         s = d.get("signals_auroc") or {}
         thr = d["threshold"]
@@ -177,6 +194,8 @@ def _kolaw_table(res: Path) -> list[str]:
     fit = _load(res / "kolaw-dev" / "label-fit.json")
     for key, label in VARIANTS:
         d = _load(res / "kolaw-dev" / f"answers-{key}.json")
+        if d is None and key == "auto-configured":
+            continue
         if d is None:
             out.append(f"| {label} | not run | | | | | | | |")
             continue
@@ -246,6 +265,9 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("out", type=Path)
     f.add_argument("--target-precision", type=float, default=0.9)
     f.add_argument("--json", type=Path, default=None, help="write the fit here")
+    c = sub.add_parser("configured-fit")
+    c.add_argument("auto_report", type=Path)
+    c.add_argument("config", type=Path)
     m = sub.add_parser("summary")
     m.add_argument("results", type=Path)
     a = ap.parse_args(argv)
@@ -257,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
             a.json.parent.mkdir(parents=True, exist_ok=True)
             a.json.write_text(json.dumps(fit, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(json.dumps(fit, ensure_ascii=False))
+    elif a.cmd == "configured-fit":
+        print(" ".join(configured_fit(a.auto_report, a.config)))
     else:
         print(summary(a.results), end="")
     return 0

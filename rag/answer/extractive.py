@@ -412,7 +412,7 @@ def _answer_order(asked: QuestionAnalysis, chosen: list[_Unit]) -> tuple[list[_U
     first; the other units in source order)."""
     given = given_values(asked.text)
     first = [u for u in chosen if asked.numeric and _holds(asked, u.text)]
-    first.sort(key=lambda u: (bracket(u.text, given).closeness, -u.score, u.block_pos, u.sent_pos))
+    first.sort(key=lambda u: (bracket(u.text, given).closeness, -u.coverage, -u.score, u.block_pos, u.sent_pos))
     rest = sorted((u for u in chosen if u not in first), key=lambda u: (u.block_pos, u.sent_pos))
     return first, rest
 
