@@ -143,11 +143,14 @@ class GateConfig(Section):
     fallback_threshold: float | None = None
     # Reading the question (rag.rerank.evidence_fit), after the score passed: stop when none of the
     # first read_top candidates states the asked kind of fact (a period for 며칠), or when the best of
-    # them covers less than min_coverage of the question's key terms (same-language pairs only).
+    # them covers less than min_coverage of the question's key terms, or (require_topic) when none of
+    # them holds a noun the question marks as its topic with 은/는, not even by a piece or stem
+    # (same-language pairs only).
     read_question: bool = True
     read_top: int = Field(5, ge=1)
     require_asked_fact: bool = True
     min_coverage: float = Field(0.25, ge=0, le=1)
+    require_topic: bool = True
     # The corpus the thresholds were fitted on (rag.index.corpus_fingerprint), written by
     # `rag calibrate --auto`; None: fitted elsewhere (the shipped thresholds) or unknown.
     fitted_on: str | None = None

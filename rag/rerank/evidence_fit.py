@@ -9,6 +9,10 @@ it asks (:func:`rag.text.question_analysis.analyze_question` reads the question 
 - ``asked_fact``: whether one of them states the asked kind of fact (a period for 며칠, an amount
   for 얼마; ``None`` when the question is not numeric), for every numeric part of a several-part
   question;
+- ``topic_missing``: the question's topic terms (the nouns it marks with 은/는:
+  :attr:`~rag.text.question_analysis.QuestionAnalysis.topics`) that none of those candidates holds,
+  not even by a piece or a stem (:func:`~rag.text.question_analysis.stem_found`): the evidence does
+  not speak of what the question is about;
 - ``cross_language``: the question's language is not the best candidate's (the lexical readings
   then say nothing, and the gate does not use them);
 - ``dense_margin`` and ``agree``: the gap between the two best dense cosines, and whether the
@@ -25,7 +29,7 @@ from typing import Sequence
 
 from rag.rerank.answerability import best_hit
 from rag.text.lang import detect_language
-from rag.text.question_analysis import QuestionAnalysis, analyze_question, holds_fact, states_counter
+from rag.text.question_analysis import QuestionAnalysis, analyze_question, holds_fact, states_counter, stem_found
 from rag.types import Candidate
 
 
@@ -39,12 +43,13 @@ class EvidenceFit:
     kind: str
     dense_margin: float | None = None
     agree: bool | None = None
+    topic_missing: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
         return {"coverage": round(self.coverage, 4), "missing": list(self.missing), "asked_fact": self.asked_fact,
                 "cross_language": self.cross_language, "key_terms": self.key_terms, "kind": self.kind,
                 "dense_margin": None if self.dense_margin is None else round(self.dense_margin, 6),
-                "agree": self.agree}
+                "agree": self.agree, "topic_missing": list(self.topic_missing)}
 
 
 def _readable(c: Candidate) -> str:
@@ -71,7 +76,9 @@ def evidence_fit(question: str | QuestionAnalysis, candidates: Sequence[Candidat
     _, bm25_id = best_hit(candidates, "bm25")
     margin = dense[0] - dense[1] if len(dense) >= 2 else None
     agree = dense_id == bm25_id if dense_id is not None and bm25_id is not None else None
-    return EvidenceFit(coverage, missing, asked_fact, cross, len(asked.key_terms), asked.kind, margin, agree)
+    topic_missing = tuple(t.form for t in asked.topics if not any(stem_found(t, x) for x in texts))
+    return EvidenceFit(coverage, missing, asked_fact, cross, len(asked.key_terms), asked.kind, margin, agree,
+                       topic_missing)
 
 
 # the asked kind in Korean, with its object and its subject particle
@@ -88,6 +95,10 @@ def explain(reason: str, fit: EvidenceFit | None, language: str, *, top: float |
     if reason == "key_terms_missing" and fit is not None:
         return (f"질문의 핵심어 {terms}가 근거에 없음 (핵심어 포함률 {fit.coverage:.0%})" if ko else
                 f"the question's key terms {terms} are not in the evidence (coverage {fit.coverage:.0%})")
+    if reason == "topic_missing" and fit is not None:
+        topic = ", ".join(f"'{t}'" for t in fit.topic_missing[:3])
+        return (f"질문의 주제어 {topic}가 근거에 없음" if ko else
+                f"the question's topic {topic} is not in the evidence")
     if reason == "asked_fact_missing" and fit is not None:
         return (f"질문이 묻는 {_KIND_KO.get(fit.kind, ('사실을', ''))[0]} 밝힌 근거가 없음" if ko else
                 f"no evidence states the {_KIND_EN.get(fit.kind, 'fact')} the question asks for")

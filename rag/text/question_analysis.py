@@ -17,7 +17,9 @@
 A key term is *found* in a text when its Hangul form occurs in the text with whitespace removed
 (after NFKC), or its English stem is one of the text's stems. :meth:`QuestionAnalysis.coverage`
 is the weighted share of key terms found (nouns and foreign words weigh 1, verb stems and
-one-syllable nouns 0.4); :meth:`QuestionAnalysis.holds_asked_fact` says whether a text states a
+one-syllable nouns 0.4); :attr:`QuestionAnalysis.topics` are the nouns the question marks as its
+topic (은/는), and :func:`stem_found` finds a term by its pieces or stem too;
+:meth:`QuestionAnalysis.holds_asked_fact` says whether a text states a
 fact of the asked kind (a quantity of the right dimension and grain for the numeric kinds; any text
 for the others, whose form cannot be checked reliably).
 """
@@ -127,6 +129,14 @@ class QuestionAnalysis:
         """Weighted share of the key terms ``text`` contains (1.0 for a question without key terms)."""
         return weighted_coverage(self.key_terms, text)
 
+    @property
+    def topics(self) -> tuple[KeyTerm, ...]:
+        """The key terms the question marks as its topic with 은/는 (``기여금은 … 몇 퍼센트``, ``신고는
+        어디에``): Korean nouns of weight 1 directly followed by the topic particle."""
+        compact = _compact(self.text)
+        return tuple(t for t in self.key_terms if t.hangul and t.weight >= NOUN_WEIGHT
+                     and re.search(re.escape(t.form) + "(?:은|는)", compact))
+
     def holds_asked_fact(self, text: str) -> bool:
         """Whether ``text`` states a fact of the asked kind: for a numeric question a quantity of a
         fitting kind (and, for a duration, of the asked grain), with the asked counter (몇 급 → 5급)
@@ -163,6 +173,18 @@ def _compact(text: str) -> str:
 @lru_cache(maxsize=20_000)
 def _stems(text: str) -> frozenset[str]:
     return frozenset(_EN(unicodedata.normalize("NFKC", text)))
+
+
+def stem_found(term: KeyTerm, text: str) -> bool:
+    """The term, one of its pieces (재산등록: 재산, 등록), or for a compound of three or more
+    syllables without pieces its stem before a one-syllable suffix (출장비: 출장, 이용료: 이용) occurs
+    in ``text``: the text speaks of the term's subject, if not in its words."""
+    if term_found(term, text):
+        return True
+    c = _compact(text)
+    if term.pieces:
+        return any(p in c for p in term.pieces)
+    return term.hangul and len(term.form) >= 3 and term.form[:-1] in c
 
 
 def term_found(term: KeyTerm, text: str) -> bool:

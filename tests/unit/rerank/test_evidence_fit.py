@@ -67,3 +67,29 @@ def test_a_score_below_the_threshold_keeps_its_reason_and_says_it():
     d = GATE.decide([cand(0, REMOTE, 0.5)], question="How many days a week can I work from home?")
     assert (d.answer, d.reason) == (False, "below_threshold")
     assert "below the threshold" in d.explanation
+
+
+PENSION = "공무원연금 가입자인 연구직공무원의 연구업무수당은 월급의 7.8퍼센트로 한다."
+
+
+def test_a_question_whose_topic_no_candidate_speaks_of_is_stopped():
+    q = "공무원연금 기여금은 월급에서 몇 퍼센트를 떼가요?"  # 기여금 is marked as the topic
+    d = GATE.decide([cand(0, PENSION, 0.9, "제5조 (연구업무수당)")], question=q)
+    assert (d.answer, d.reason) == (False, "topic_missing")
+    assert d.fit.topic_missing == ("기여금",) and d.stopped_by_reading
+    assert d.explanation == "질문의 주제어 '기여금'가 근거에 없음"
+    ok = GATE.decide([cand(0, "공무원의 기여금은 기준소득월액의 1천분의 90으로 한다.", 0.9)], question=q)
+    assert ok.answer and ok.fit.topic_missing == ()
+    off = Gate(GateConfig(signal="dense", threshold=0.8, fallback_signal="dense", fallback_threshold=0.8,
+                          min_coverage=0.25, require_topic=False))
+    assert off.decide([cand(0, PENSION, 0.9, "제5조 (연구업무수당)")], question=q).answer
+
+
+def test_a_topic_is_found_by_its_pieces_or_stem_and_only_nouns_marked_with_the_topic_particle_count():
+    # 출장비 is not written in the statute, its stem 출장 is: the evidence speaks of it
+    trip = [cand(0, "근무지 내 출장의 경우 4시간 미만인 공무원에게는 1만원을 지급한다.", 0.9)]
+    assert GATE.decide(trip, question="3시간 외근 출장을 다녀오면 출장비는 얼마 받나요?").answer
+    # 호텔비 is no topic here (marked with 가, not 은/는): a paraphrase the key-term coverage judges
+    stay = [cand(0, "숙박비 상한액의 10분의 3을 넘지 아니하는 범위에서 추가로 지급할 수 있다.", 0.9)]
+    fit = evidence_fit("출장지 호텔비가 숙박비 상한보다 비싸면 얼마까지 더 받나요?", stay, 5)
+    assert fit.topic_missing == ()
