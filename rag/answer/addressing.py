@@ -18,7 +18,11 @@ blocks they cite:
    cosine between the question and the answer reaching ``validation.address_min_cosine`` is
    enough (when a ``similarity`` is given). Skipped
    when the question and the cited text are in different languages (an English question about
-   Korean text shares no terms with it), and for a question without key terms.
+   Korean text shares no terms with it), and for a question without key terms;
+3. **the question's topic** (``does_not_address``): each noun the question marks as its topic with
+   은/는 (:attr:`~rag.text.question_analysis.QuestionAnalysis.topics`: "재산등록은 몇 급부터") must
+   occur in the answer or the locators and headings of the blocks it cites, whole, by its pieces
+   or by its stem (:func:`~rag.text.question_analysis.stem_found`; same-language pairs only).
 
 Both are skipped without a question (``CitationValidator.validate(..., question=None)``).
 """
@@ -29,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from rag.answer.contract import Violation
 from rag.context.builder import ContextBlock
 from rag.text.lang import detect_language
-from rag.text.question_analysis import QuestionAnalysis, holds_fact, states_counter
+from rag.text.question_analysis import QuestionAnalysis, holds_fact, states_counter, stem_found
 from rag.text.sentences import marker_ids, strip_markers
 
 _KIND_WORDS = {
@@ -74,6 +78,12 @@ def addressing_violations(question: QuestionAnalysis, sentences: Sequence[str],
     langs = {detect_language(b.text) for b in cited}
     if question.language not in langs:
         return out  # a question in another language than its sources: no shared terms to compare
+    context = " ".join(dict.fromkeys(f"{_block_context(b)} {b.text}" for b in cited))
+    absent = [t.form for t in question.topics if not stem_found(t, f"{answer} {context}")]
+    if absent:
+        out.append(Violation("does_not_address", f"the question is about {', '.join(map(repr, absent))} but the "
+                             "answer and the sections it cites never name it; answer with the sentences that are "
+                             "about it, or use status insufficient_evidence"))
     cov = max(question.coverage(t + " " + " ".join(_block_context(source_map[x]) for x in marker_ids(s)
                                                    if x in source_map))
               for s, t in zip(sentences, texts))

@@ -176,14 +176,14 @@ def _stems(text: str) -> frozenset[str]:
 
 
 def stem_found(term: KeyTerm, text: str) -> bool:
-    """The term, one of its pieces (재산등록: 재산, 등록), or for a compound of three or more
+    """The term, each of its pieces (재산등록: 재산 and 등록), or for a compound of three or more
     syllables without pieces its stem before a one-syllable suffix (출장비: 출장, 이용료: 이용) occurs
     in ``text``: the text speaks of the term's subject, if not in its words."""
     if term_found(term, text):
         return True
     c = _compact(text)
     if term.pieces:
-        return any(p in c for p in term.pieces)
+        return all(p in c for p in term.pieces)
     return term.hangul and len(term.form) >= 3 and term.form[:-1] in c
 
 

@@ -152,3 +152,14 @@ def test_a_sentence_from_another_article_no_closer_to_the_question_is_padding():
     pay = compose("공무원 정액급식비는 한 달에 얼마인가요?", b)
     assert pay.status == "answered" and "16만원" in pay.answer
     assert "직급보조비" not in pay.answer
+
+
+def test_an_answer_that_never_names_the_questions_topic_does_not_address_it():
+    grade = "「군인 재해보상법 시행령」 제31조에 따른 상이등급 제1급부터 제6급까지"
+    b = bundle(("pension", "제3조 (장애등급)", grade))
+    q = "공무원 재산등록은 몇 급부터 해야 하나요?"  # the topic 재산등록: neither the answer nor its article names it
+    assert "does_not_address" in codes(q, cited(grade, grade), b)
+    # a topic found by its stem passes: 출장비 in the question, 출장 in the statute
+    trip = "근무지 내 출장의 경우 4시간 미만인 공무원에게는 1만원을 지급한다."
+    b = bundle(("trip", "제18조 (근무지 내 출장)", trip))
+    assert codes("4시간 안 되는 출장이면 출장비는 얼마예요?", cited(trip, trip), b) == ()
