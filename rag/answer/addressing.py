@@ -19,10 +19,10 @@ blocks they cite:
    enough (when a ``similarity`` is given). Skipped
    when the question and the cited text are in different languages (an English question about
    Korean text shares no terms with it), and for a question without key terms;
-3. **the question's topic** (``does_not_address``): each noun the question marks as its topic with
-   은/는 (:attr:`~rag.text.question_analysis.QuestionAnalysis.topics`: "재산등록은 몇 급부터") must
-   occur in the answer or the locators and headings of the blocks it cites, whole, by its pieces
-   or by its stem (:func:`~rag.text.question_analysis.stem_found`; same-language pairs only).
+3. **the question's topic** (``does_not_address``): a noun the question marks as its topic with
+   은/는 (:attr:`~rag.text.question_analysis.QuestionAnalysis.topics`: "재산등록은 몇 급부터"; of
+   several, one is enough) must occur in the answer or the blocks it cites (their text, title, locator and heading), whole, by
+   a piece or by its stem (:func:`~rag.text.question_analysis.stem_found`; same-language pairs only).
 
 Both are skipped without a question (``CitationValidator.validate(..., question=None)``).
 """
@@ -78,8 +78,9 @@ def addressing_violations(question: QuestionAnalysis, sentences: Sequence[str],
     langs = {detect_language(b.text) for b in cited}
     if question.language not in langs:
         return out  # a question in another language than its sources: no shared terms to compare
-    context = " ".join(dict.fromkeys(f"{_block_context(b)} {b.text}" for b in cited))
-    absent = [t.form for t in question.topics if not stem_found(t, f"{answer} {context}")]
+    context = " ".join(dict.fromkeys(f"{b.title} {_block_context(b)} {b.text}" for b in cited))  # the law named too
+    topics = question.topics
+    absent = [t.form for t in topics] if topics and not any(stem_found(t, f"{answer} {context}") for t in topics) else []
     if absent:
         out.append(Violation("does_not_address", f"the question is about {', '.join(map(repr, absent))} but the "
                              "answer and the sections it cites never name it; answer with the sentences that are "

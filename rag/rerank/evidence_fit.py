@@ -10,9 +10,10 @@ it asks (:func:`rag.text.question_analysis.analyze_question` reads the question 
   for 얼마; ``None`` when the question is not numeric), for every numeric part of a several-part
   question;
 - ``topic_missing``: the question's topic terms (the nouns it marks with 은/는:
-  :attr:`~rag.text.question_analysis.QuestionAnalysis.topics`) that none of those candidates holds,
-  not even by a piece or a stem (:func:`~rag.text.question_analysis.stem_found`): the evidence does
-  not speak of what the question is about;
+  :attr:`~rag.text.question_analysis.QuestionAnalysis.topics`) when none of those candidates holds
+  any of them, not even by a piece or a stem (:func:`~rag.text.question_analysis.stem_found`): the
+  evidence does not speak of what the question is about (a follow-up completed by the question
+  before it carries that question's topic too: one topic spoken of is enough);
 - ``cross_language``: the question's language is not the best candidate's (the lexical readings
   then say nothing, and the gate does not use them);
 - ``dense_margin`` and ``agree``: the gap between the two best dense cosines, and whether the
@@ -76,7 +77,9 @@ def evidence_fit(question: str | QuestionAnalysis, candidates: Sequence[Candidat
     _, bm25_id = best_hit(candidates, "bm25")
     margin = dense[0] - dense[1] if len(dense) >= 2 else None
     agree = dense_id == bm25_id if dense_id is not None and bm25_id is not None else None
-    topic_missing = tuple(t.form for t in asked.topics if not any(stem_found(t, x) for x in texts))
+    topics = asked.topics
+    silent = not any(stem_found(t, x) for t in topics for x in texts)  # no topic of the question is spoken of
+    topic_missing = tuple(t.form for t in topics) if topics and silent else ()
     return EvidenceFit(coverage, missing, asked_fact, cross, len(asked.key_terms), asked.kind, margin, agree,
                        topic_missing)
 

@@ -55,6 +55,7 @@ _COUNTER = re.compile(r"몇\s*(급|호봉|등급|층|데시벨|킬로그램|킬�
 _KO_GENERIC = frozenset({
     "며칠", "얼마", "얼마나", "몇", "무엇", "뭐", "언제", "어디", "누구", "누가", "어떤", "어떻게", "어느", "무슨", "왜", "경우", "때", "것", "수",
     "등", "정도", "관련", "대하", "알", "궁금", "있", "없", "되", "하", "이", "그", "저", "좀", "제", "저희", "우리", "안", "내", "이내", "까지",
+    "본인", "자신", "당사자",
     "최대", "최소", "이상", "이하", "기준", "하루", "일주일", "주당", "한달", "매일", "매주", "매월", "매년", "연간", "월간", "동안", "기간", "가능", "해당", "받", "주", "나오", "가", "오", "알려주", "말", "건가", "인가", "르",
 })
 _EN_GENERIC = frozenset({
@@ -176,14 +177,15 @@ def _stems(text: str) -> frozenset[str]:
 
 
 def stem_found(term: KeyTerm, text: str) -> bool:
-    """The term, each of its pieces (재산등록: 재산 and 등록), or for a compound of three or more
-    syllables without pieces its stem before a one-syllable suffix (출장비: 출장, 이용료: 이용) occurs
-    in ``text``: the text speaks of the term's subject, if not in its words."""
+    """The term, one of its pieces (소액임차인: 임차인), or for a compound of three or more syllables
+    without pieces its stem before a one-syllable suffix (출장비: 출장, 이용료: 이용) occurs in
+    ``text``: the text may speak of the term's subject in other words (a statute names a colloquial
+    compound by its head), so only a text with none of these counts as silent on it."""
     if term_found(term, text):
         return True
     c = _compact(text)
     if term.pieces:
-        return all(p in c for p in term.pieces)
+        return any(p in c for p in term.pieces)
     return term.hangul and len(term.form) >= 3 and term.form[:-1] in c
 
 
