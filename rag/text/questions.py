@@ -41,7 +41,7 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(p, re.IGN
                  r"기한|마감|by when|deadline|within how (?:many|long)|how (?:soon|quickly)"),
     ("ratio", r"몇\s*(?:퍼센트|%|프로)|비율|몇\s*분의|몇\s*배|지급률|요율|\bpercent(?:age)?\b|\bratio\b|\brate\b|"
               r"what (?:share|fraction|proportion)|how many times (?:more|higher|larger)"),
-    ("period", r"며칠|몇\s*(?:일|주|주일|개월|달|년|시간|분)(?:간|동안)?|기간|얼마\s*(?:동안|나\s*오래|간)|얼마나\s*(?:오래|걸)|"
+    ("period", r"며칠|몇\s*(?:일|주|주일|개월|달|년|시간|분)(?:간|동안)?|(?<![장단])기간(?!제)|얼마\s*(?:동안|나\s*오래|간)|얼마나\s*(?:오래|걸)|"
                r"how long|how many (?:days|weeks|months|years|hours|minutes)|for how long"),
     ("count", r"몇\s*(?:번|회|명|차례|개|건|곳|층|살|세)|나이|횟수|인원|how old|what age|how many (?:times|people|persons|members|rooms|items)?|"
               r"how often"),

@@ -69,3 +69,11 @@ def test_without_the_morphological_analyzer_words_lose_their_particles(monkeypat
         assert "호텔비" in forms("출장 갔다 와서 KTX 요금이랑 호텔비 정산은 며칠 안에 신청해야 하나요?")
     finally:
         analyze_question.cache_clear()
+
+
+def test_a_long_stay_is_not_a_question_of_period():
+    from rag.text.questions import wanted_fact
+
+    assert wanted_fact("같은 곳에 장기간 체재하면 일비는 얼마를 빼고 지급하나요?") == "amount"  # 장기간: an adverb
+    assert wanted_fact("기간제 근로자의 수당은 얼마인가요?") == "amount"  # 기간제: a kind of contract
+    assert wanted_fact("출산휴가 기간은 얼마나 되나요?") == "period"
