@@ -10,7 +10,9 @@ question, each cited with itself as the quote.
    its kind (기한/기간, 금액, 비율, 횟수 ...), the grain of a duration (몇 시간 / 며칠 / 몇 년), the
    counter of 몇 급, and its parts ("하루 몇 시간, 일주일에 몇 시간"). For a numeric question a
    unit that states no fitting value is multiplied by ``extractive_kind_penalty``; for a question
-   of several numeric parts, by the share of parts it answers.
+   of several numeric parts, by the share of parts it answers. A unit whose brackets on a number
+   the question states all miss it ("4시간 이상인 공무원에게는 2만원" for a 3-hour trip;
+   :mod:`rag.text.conditions`) is multiplied by the same penalty.
 3. **Scores.** A lexical score (IDF-weighted share of the question's content terms in the unit,
    and in its whole block, which carries the article heading) picks the
    ``extractive_model_candidates`` best units; a model (``scorer``: the embedder's cosine between
@@ -18,11 +20,15 @@ question, each cited with itself as the quote.
    (``extractive_model_weight``).
 4. **Choice.** The best units above the floors that pass the validator's support check; after the
    first, a unit of a numeric question must state the asked fact too, and no definition follows
-   (nothing that answers nothing). Each numeric part left unanswered brings the best unit that
-   answers it; a unit announcing a list brings its items.
+   (nothing that answers nothing), nor a unit of a bracket the question's number misses. Each
+   numeric part left unanswered brings the best unit that answers it; a unit announcing a list
+   brings its items (not those of other brackets). Then padding goes: a unit of another article
+   than the lead stays only when it covers more of the question's key terms than the lead.
 5. **Writing.** For a numeric question a short first line with the asked value as the source
-   writes it ("2주일 이내", "1일 8시간, 1주 40시간"; ``extractive_answer_line``), then the units that
-   state it, best first, then the others in source order. The answer text is the unit without
+   writes it ("2주일 이내", "1일 8시간, 1주 40시간"; ``extractive_answer_line``,
+   :mod:`rag.answer.spans`: the value of the asker's bracket, never a bound on the asker's own
+   number), then the units that state it (the asker's bracket first, then by key-term coverage and
+   score), then the others in source order. The answer text is the unit without
    markup (``**``, escapes, ``<개정 …>`` notes, heading prefixes, enumerators), whitespace
    collapsed; the quote is the verbatim block text.
 6. **Abstention.** Nothing reaches ``extractive_min_score``, the best match delegates the value
@@ -424,7 +430,7 @@ def _without_padding(asked: QuestionAnalysis, chosen: list[_Unit]) -> list[_Unit
     item its list); a numeric part that only a dropped unit answers brings that unit back."""
     if len(chosen) < 2:
         return chosen
-    first, rest = _answer_order(asked, chosen)
+    first, _ = _answer_order(asked, chosen)
     lead = first[0] if first else max(chosen, key=lambda u: (u.score, -u.block_pos, -u.sent_pos))
     anchors = [lead] + [u for u in chosen if u.coverage > lead.coverage]
     keep = [u for u in chosen if any(_same_article(u, a) for a in anchors)]  # a list stays whole
@@ -441,7 +447,7 @@ def _same_article(a: _Unit, b: _Unit) -> bool:
     return a.block_pos == b.block_pos or (a.source_id == b.source_id and bool(a.section) and a.section == b.section)
 
 
-def _case_fit(text: str, given, penalty: float) -> float:
+def _case_fit(text: str, given: tuple[Given, ...], penalty: float) -> float:
     """``penalty`` for a unit whose brackets on the question's own numbers none of them falls in
     ("4시간 이상인 공무원에게는 2만원" for a 3-hour trip): it speaks of another case; else 1."""
     return penalty if bracket(text, given).applies is False else 1.0
