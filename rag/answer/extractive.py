@@ -11,7 +11,7 @@ question, each cited with itself as the quote.
    counter of 몇 급, and its parts ("하루 몇 시간, 일주일에 몇 시간"). For a numeric question a
    unit that states no fitting value is multiplied by ``extractive_kind_penalty``; for a question
    of several numeric parts, by the share of parts it answers. A unit whose brackets on a number
-   the question states all miss it ("4시간 이상인 공무원에게는 2만원" for a 3-hour trip;
+   a numeric question states all miss it ("4시간 이상인 공무원에게는 2만원" for a 3-hour trip;
    :mod:`rag.text.conditions`) is multiplied by the same penalty.
 3. **Scores.** A lexical score (IDF-weighted share of the question's content terms in the unit,
    and in its whole block, which carries the article heading) picks the
@@ -201,7 +201,7 @@ class ExtractiveGenerator:
         # with it: there the model's score is the whole score.
         qlang = detect_language(question)
         cross = [detect_language(b.text) not in (qlang, "other") for b in bundle.blocks]
-        given = given_values(asked.text)
+        given = _case_numbers(asked)
         fit = [_fit(asked, u.text, c.extractive_kind_penalty) * _case_fit(u.text, given, c.extractive_kind_penalty)
                for u in units]
         order = sorted(range(len(units)), key=lambda i: (-pre[i] * fit[i], units[i].block_pos, units[i].sent_pos))
@@ -249,7 +249,7 @@ class ExtractiveGenerator:
                         c.extractive_min_score)
             return _ABSTAIN
         chosen = self._with_parts(asked, chosen, ranked, source_text)
-        chosen = self._with_list_items(chosen, units, source_text, given_values(asked.text))
+        chosen = self._with_list_items(chosen, units, source_text, _case_numbers(asked))
         chosen = _without_padding(asked, chosen)
         payload = self._write(asked, chosen, source_text)
         if self.validation.check_addresses:
@@ -269,7 +269,7 @@ class ExtractiveGenerator:
         that states none answers nothing)."""
         c = self.config
         chosen: list[_Unit] = []
-        given = given_values(asked.text)
+        given = _case_numbers(asked)
         floor = c.extractive_min_score  # raised to relative_floor x the best unit that passes the support check
         for u in ranked:
             if u.score < floor or len(chosen) >= c.extractive_max_sentences:
@@ -416,7 +416,7 @@ def _holds(asked: QuestionAnalysis, text: str) -> bool:
 def _answer_order(asked: QuestionAnalysis, chosen: list[_Unit]) -> tuple[list[_Unit], list[_Unit]]:
     """(the units that state the asked fact, the unit of the asker's bracket first, then best
     first; the other units in source order)."""
-    given = given_values(asked.text)
+    given = _case_numbers(asked)
     first = [u for u in chosen if asked.numeric and _holds(asked, u.text)]
     first.sort(key=lambda u: (bracket(u.text, given).closeness, -u.coverage, -u.score, u.block_pos, u.sent_pos))
     rest = sorted((u for u in chosen if u not in first), key=lambda u: (u.block_pos, u.sent_pos))
@@ -445,6 +445,13 @@ def _without_padding(asked: QuestionAnalysis, chosen: list[_Unit]) -> list[_Unit
 def _same_article(a: _Unit, b: _Unit) -> bool:
     """Same block, or blocks of one source under the same section heading (an article cut in chunks)."""
     return a.block_pos == b.block_pos or (a.source_id == b.source_id and bool(a.section) and a.section == b.section)
+
+
+def _case_numbers(asked: QuestionAnalysis) -> tuple[Given, ...]:
+    """The numbers a numeric question states about the asker's case (:func:`given_values`); none for
+    another kind: for "직원이 3명인데 연차를 줘야 하나요?" the bracket the number misses ("5명 이상의
+    근로자를 사용하는 사업장") is the answer, not another case."""
+    return given_values(asked.text) if asked.numeric else ()
 
 
 def _case_fit(text: str, given: tuple[Given, ...], penalty: float) -> float:

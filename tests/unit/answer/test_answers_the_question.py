@@ -163,3 +163,11 @@ def test_an_answer_that_never_names_the_questions_topic_does_not_address_it():
     trip = "근무지 내 출장의 경우 4시간 미만인 공무원에게는 1만원을 지급한다."
     b = bundle(("trip", "제18조 (근무지 내 출장)", trip))
     assert codes("4시간 안 되는 출장이면 출장비는 얼마예요?", cited(trip, trip), b) == ()
+
+
+def test_for_a_yes_no_question_the_bracket_the_number_misses_is_the_answer():
+    rule = ("상시 5명 이상의 근로자를 사용하는 사업장의 사용자는 근로자에게 연차 유급휴가를 주어야 한다. "
+            "사용자는 1년간 80퍼센트 이상 출근한 근로자에게 15일의 유급휴가를 주어야 한다.")
+    pay = compose("근로자가 3명인 사업장의 사용자도 연차 유급휴가를 주어야 하나요?", bundle(("labour", "제60조 (연차 유급휴가)", rule)))
+    assert pay.status == "answered"
+    assert pay.answer.startswith("상시 5명 이상")  # not another case: the reason it does not apply, first
