@@ -22,7 +22,7 @@ blocks they cite:
 3. **the question's topic** (``does_not_address``): a noun the question marks as its topic with
    은/는 (:attr:`~rag.text.question_analysis.QuestionAnalysis.topics`: "재산등록은 몇 급부터"; of
    several, one is enough) must occur in the answer or the blocks it cites (their text, title, locator and heading), whole, by
-   a piece or by its stem (:func:`~rag.text.question_analysis.stem_found`; same-language pairs only).
+   a piece or by its stem (:meth:`~rag.text.question_analysis.QuestionAnalysis.silent_topics`; same-language pairs only).
 
 Both are skipped without a question (``CitationValidator.validate(..., question=None)``).
 """
@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from rag.answer.contract import Violation
 from rag.context.builder import ContextBlock
 from rag.text.lang import detect_language
-from rag.text.question_analysis import QuestionAnalysis, holds_fact, states_counter, stem_found
+from rag.text.question_analysis import QuestionAnalysis, holds_fact, states_counter
 from rag.text.sentences import marker_ids, strip_markers
 
 _KIND_WORDS = {
@@ -79,8 +79,7 @@ def addressing_violations(question: QuestionAnalysis, sentences: Sequence[str],
     if question.language not in langs:
         return out  # a question in another language than its sources: no shared terms to compare
     context = " ".join(dict.fromkeys(f"{b.title} {_block_context(b)} {b.text}" for b in cited))  # the law named too
-    topics = question.topics
-    absent = [t.form for t in topics] if topics and not any(stem_found(t, f"{answer} {context}") for t in topics) else []
+    absent = question.silent_topics([f"{answer} {context}"])
     if absent:
         out.append(Violation("does_not_address", f"the question is about {', '.join(map(repr, absent))} but the "
                              "answer and the sections it cites never name it; answer with the sentences that are "

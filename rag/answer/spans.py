@@ -15,7 +15,8 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
-from rag.text.conditions import Given, asks_bound, echoes, governing, distance, given_values, meets, within_bound
+from rag.text.conditions import (Given, adjacent, asks_bound, distance, echoes, given_values, governing, meets,
+                                 within_bound)
 from rag.text.facts import extract_quantities
 from rag.text.lexical import normalize
 from rag.text.question_analysis import QuestionAnalysis, holds_fact
@@ -59,7 +60,7 @@ def answer_spans(asked: QuestionAnalysis, units: Sequence[SpanSource]) -> list[t
             if q.implied or q.kind not in family:
                 continue
             fits = any(holds_fact(k, g, q.text) for k, g in kinds) and not echoes(q, given)
-            if groups and _adjacent(text[groups[-1][1]:q.start]):
+            if groups and adjacent(text[groups[-1][1]:q.start]):
                 groups[-1] = (groups[-1][0], q.end, groups[-1][2] or fits)
             else:
                 groups.append((q.start, q.end, fits))
@@ -90,8 +91,3 @@ def _bracket_closeness(text: str, lo: int, hi: int, given: tuple[Given, ...], bo
     if group is None:
         return float("inf")
     return distance(group, given) if meets(group, given) else None
-
-
-def _adjacent(gap: str) -> bool:
-    """The text between two values joins them into one (a range, a time of day): short, no comma or stop."""
-    return len(gap) <= 8 and not re.search(r"[,.;:ㆍ·]|및|또는|그리고|\band\b|\bor\b", gap)

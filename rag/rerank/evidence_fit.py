@@ -30,7 +30,7 @@ from typing import Sequence
 
 from rag.rerank.answerability import best_hit
 from rag.text.lang import detect_language
-from rag.text.question_analysis import QuestionAnalysis, analyze_question, holds_fact, states_counter, stem_found
+from rag.text.question_analysis import QuestionAnalysis, analyze_question, holds_fact, states_counter
 from rag.types import Candidate
 
 
@@ -77,11 +77,8 @@ def evidence_fit(question: str | QuestionAnalysis, candidates: Sequence[Candidat
     _, bm25_id = best_hit(candidates, "bm25")
     margin = dense[0] - dense[1] if len(dense) >= 2 else None
     agree = dense_id == bm25_id if dense_id is not None and bm25_id is not None else None
-    topics = asked.topics
-    silent = not any(stem_found(t, x) for t in topics for x in texts)  # no topic of the question is spoken of
-    topic_missing = tuple(t.form for t in topics) if topics and silent else ()
     return EvidenceFit(coverage, missing, asked_fact, cross, len(asked.key_terms), asked.kind, margin, agree,
-                       topic_missing)
+                       asked.silent_topics(texts))
 
 
 # the asked kind in Korean, with its object and its subject particle

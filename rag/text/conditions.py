@@ -9,7 +9,7 @@ condition, not the answer.
 
 - :func:`given_values`: the numbers a question states (not what it asks: 몇 시간 has no number),
   each with the side the question puts it on (``50억원 넘게``: more than 50억원).
-- :func:`bounds`: each quantity of a text followed by a comparator (이상, 이하, 미만, 초과, 넘는,
+- :func:`bound_groups`: each quantity of a text followed by a comparator (이상, 이하, 미만, 초과, 넘는,
   이후, ``…째부터``, ``…까지:``), grouped when written next to each other ("10년 이상 20년 미만",
   "4개월째부터 6개월째까지": one range).
 - :func:`governing`: for a position in a text, the nearest bound group before it that is on the
@@ -42,7 +42,7 @@ _OPS: dict[str, Op] = {"이상": "ge", "이하": "le", "미만": "lt", "초과":
 # bound is the answer.
 _ASKS_BOUND = re.compile(r"(?:몇|며칠|얼마)\s*[가-힣%]{0,4}?\s*(?:이하|이상|미만|초과|까지|부터)")
 _KINDS = frozenset({"money", "period", "ratio", "percent", "count", "measure"})
-_GAP = re.compile(r"[,.;:ㆍ·]|및|또는|그리고")
+_GAP = re.compile(r"[,.;:ㆍ·]|및|또는|그리고|\band\b|\bor\b")
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,7 @@ def bound_groups(text: str) -> tuple[BoundGroup, ...]:
         found.append(Bound(q, op, q.end + m.end()))
     groups: list[list[Bound]] = []
     for b in found:
-        if groups and _adjacent(norm[groups[-1][-1].end:b.quantity.start]) \
+        if groups and adjacent(norm[groups[-1][-1].end:b.quantity.start]) \
                 and dimension(groups[-1][-1].quantity)[0] == dimension(b.quantity)[0]:  # type: ignore[index]
             groups[-1].append(b)
         else:
@@ -142,7 +142,9 @@ def _op_word(m: re.Match[str]) -> str:
     return "넘지" if w.startswith("넘지") else w
 
 
-def _adjacent(gap: str) -> bool:
+def adjacent(gap: str) -> bool:
+    """The text between two values joins them into one (a range, a time of day): short, no comma,
+    stop or conjunction. The answer line reads values written together the same way."""
     return len(gap) <= 8 and not _GAP.search(gap)
 
 

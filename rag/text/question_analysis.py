@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -137,6 +138,15 @@ class QuestionAnalysis:
         compact = _compact(self.text)
         return tuple(t for t in self.key_terms if t.hangul and t.weight >= NOUN_WEIGHT
                      and re.search(re.escape(t.form) + "(?:은|는)", compact))
+
+    def silent_topics(self, texts: Sequence[str]) -> tuple[str, ...]:
+        """The question's topics when none of them is spoken of (:func:`stem_found`) in any of
+        ``texts``; () when one is, or when the question marks no topic (of several, one is enough:
+        a follow-up completed by the question before it carries that question's topic too)."""
+        topics = self.topics
+        if not topics or any(stem_found(t, x) for t in topics for x in texts):
+            return ()
+        return tuple(t.form for t in topics)
 
     def holds_asked_fact(self, text: str) -> bool:
         """Whether ``text`` states a fact of the asked kind: for a numeric question a quantity of a
