@@ -33,12 +33,13 @@ def registry() -> ToolRegistry:
     project = {"type": "object", "properties": {"project": {"type": "string"}}, "required": ["project"]}
     specs = [
         ToolSpec.make("list_redis_clusters", "Redis 클러스터 목록과 상태를 조회합니다.", product="Redis",
-                      parameters=project, response_schema=CLUSTERS),
+                      parameters=project, response_schema=CLUSTERS, effect="read"),
         ToolSpec.make("get_redis_metrics", "Redis 클러스터의 초당 명령 수와 히트율을 조회합니다.", product="Redis",
-                      parameters={"type": "object", "properties": {"cluster": {"type": "string"}}}),
-        ToolSpec.make("list_vms", "가상 머신 목록과 전원 상태를 조회합니다.", product="VM", parameters=project),
+                      parameters={"type": "object", "properties": {"cluster": {"type": "string"}}}, effect="read"),
+        ToolSpec.make("list_vms", "가상 머신 목록과 전원 상태를 조회합니다.", product="VM", parameters=project,
+                      effect="read"),
         ToolSpec.make("list_buckets", "오브젝트 스토리지 버킷 목록을 조회합니다.", product="ObjectStorage",
-                      parameters=project, hints=("외부 공개 여부는 visibility 값으로 답한다.",)),
+                      parameters=project, hints=("외부 공개 여부는 visibility 값으로 답한다.",), effect="read"),
     ]
     return ToolRegistry(tuple(specs)).bind(list_redis_clusters=list_redis_clusters)
 

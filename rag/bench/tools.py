@@ -121,13 +121,15 @@ def run(o: Options) -> Outcome:
     t0 = time.perf_counter()
     tools = load_tools(catalogue)
     b = cfg.bm25
-    sel = ToolSelector(tools, cfg.tools, cfg, Pipeline(cfg).embedder, Chunker(cfg.chunking),
+    # Selection is measured over the whole catalogue: the gold of many questions is a write operation.
+    tools_cfg = cfg.tools.model_copy(update={"allow_write": True})
+    sel = ToolSelector(tools, tools_cfg, cfg, Pipeline(cfg).embedder, Chunker(cfg.chunking),
                        make_analyzer(b.analyzer, stem=b.stem, stopwords=b.stopwords))
     index_s = time.perf_counter() - t0
     counter = make_counter(cfg.context.tokenizer, cfg.tokenizer_model)
     questions = list(read_jsonl(repo_path(o.questions)))
     out = {"catalogue": {"tools": len(tools), "products": len({t.product for t in tools}),
-                         "load_and_index_s": round(index_s, 1)}, "tools_config": cfg.tools.model_dump(mode="json")}
+                         "load_and_index_s": round(index_s, 1)}, "tools_config": tools_cfg.model_dump(mode="json")}
     out |= _selection(sel, tools, questions, counter)
     out["formatting"] = _formatting(catalogue.parent / "responses", counter)
     s, f = out["selection"], out["formatting"]

@@ -89,7 +89,8 @@ class ContextConfig(Section):
     prompt_version: str = "answer-with-citations-v1"
     guidelines: tuple[GuidelineConfig, ...] = ()
     guidelines_file: str | None = None  # YAML list of {id, content, keywords, condition}
-    guideline_match: Literal["keyword", "embedding", "either", "both"] = "keyword"
+    # auto: the LLM decides with an LLM backend (openai, llamacpp), keywords with the extractive one
+    guideline_match: Literal["auto", "llm", "keyword", "embedding", "either", "both"] = "auto"
     guideline_threshold: float = Field(0.5, ge=-1, le=1)
 
 

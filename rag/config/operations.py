@@ -37,6 +37,16 @@ class ToolsConfig(Section):
     call_timeout_s: float = Field(10.0, gt=0)
     max_result_tokens: int = Field(1200, ge=50)  # a result is trimmed (rows, then fields) to this many tokens
     hints: Literal["before_first_call", "with_definition"] = "before_first_call"
+    # Write tools (effect: write) are offered only when allowed, and each call then waits for the
+    # registry's approval callback (ToolRegistry.with_approval); a tool that declares no effect counts
+    # as undeclared_effect (write: a forgotten declaration never lets the model change anything).
+    allow_write: bool = False
+    undeclared_effect: Literal["read", "write"] = "write"
+    approval_timeout_s: float = Field(120.0, gt=0)  # an approval that takes longer refuses the call
+    # Tokens the tool phase keeps free in its prompt for the tool definitions' usage hints, the model's
+    # calls and the results it reads back (the definitions are counted on top, exactly); taken from the
+    # documents' share during the tool phase only; the answer's prompt is budgeted afresh.
+    phase_reserve: int = Field(1500, ge=0)
 
     @model_validator(mode="after")
     def _some_weight(self) -> "ToolsConfig":

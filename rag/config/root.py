@@ -55,6 +55,9 @@ class RagConfig(Section):
             raise ValueError(
                 f"context.context_limit ({self.context.context_limit}) exceeds generation.n_ctx "
                 f"({self.generation.n_ctx}), the local model's window: lower context_limit or raise n_ctx")
+        if self.context.guideline_match == "llm" and self.generation.backend == "extractive":
+            raise ValueError("context.guideline_match: llm needs an LLM generation.backend (openai or llamacpp), "
+                             "not extractive; use auto or keyword")
         if self.conversation.resolve == "llm" and self.generation.backend == "extractive":
             raise ValueError("conversation.resolve: llm needs an LLM generation.backend (openai or llamacpp), not "
                              "extractive; use auto or rules")

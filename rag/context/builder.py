@@ -91,12 +91,14 @@ class BudgetTerms:
     feedback_reserve: int  # room for the violation feedback message added on a retry
     wrapper_reserve: int
     safety_margin: int
+    # The tool phase's prompt only: the tool definitions and tools.phase_reserve (0 for the answer's prompt)
+    tools: int = 0
 
     @property
     def evidence_budget(self) -> int:
         return (self.context_limit - self.system - self.guidelines - self.history - self.question
                 - self.output_reserve - self.schema_overhead - self.feedback_reserve - self.wrapper_reserve
-                - self.safety_margin)
+                - self.safety_margin - self.tools)
 
     def check(self) -> int:
         b = self.evidence_budget

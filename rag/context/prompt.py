@@ -13,7 +13,7 @@ import json
 import logging
 import unicodedata
 from dataclasses import asdict, dataclass, field
-from typing import Literal, Sequence
+from typing import Callable, Literal, Sequence
 
 from rag.config import ContextConfig
 from rag.context.builder import BudgetTerms, ContextBuilder, ContextBundle, DroppedEvidence, Evidence
@@ -73,11 +73,18 @@ def _norm(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).lower().split())
 
 
-class GuidelineSelector:
-    """Selects guidelines by keyword and/or embedding similarity of their condition."""
+# (question, selected tools as (name, description), guidelines) -> the ids that apply, or None: could not tell
+GuidelineJudge = Callable[[str, Sequence[tuple[str, str]], Sequence["Guideline"]], "set[str] | None"]
 
-    def __init__(self, guidelines: Sequence[Guideline], config: ContextConfig | None = None, embedder=None) -> None:
-        """``config``: the ``context`` section (``guideline_match``, ``guideline_threshold``)."""
+
+class GuidelineSelector:
+    """Selects guidelines by keyword and/or embedding similarity of their condition, or by the LLM
+    (``judge``: :class:`rag.context.guideline_judge.LLMGuidelineJudge`)."""
+
+    def __init__(self, guidelines: Sequence[Guideline], config: ContextConfig | None = None, embedder=None,
+                 judge: GuidelineJudge | None = None) -> None:
+        """``config``: the ``context`` section (``guideline_match``, ``guideline_threshold``). ``judge``:
+        used under ``llm`` (required) and ``auto`` (keywords without it)."""
         config = config or ContextConfig()
         mode, threshold = config.guideline_match, config.guideline_threshold
         ids = [g.id for g in guidelines]
@@ -88,6 +95,10 @@ class GuidelineSelector:
         self.threshold = threshold
         self.embedder = embedder
         self._cond_vecs = None
+        if mode == "llm" and judge is None:
+            raise InputError("guideline_match: llm needs an LLM generation.backend (openai or llamacpp)")
+        self.judge = judge if mode in ("llm", "auto") else None
+        self._judged: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[str, ...]] = {}  # one request asks twice
 
     def _keyword(self, q: str) -> set[str]:
         nq = _norm(q)
@@ -105,10 +116,25 @@ class GuidelineSelector:
         sims = self._cond_vecs @ qv
         return {g.id for g, s in zip(with_cond, sims) if float(s) >= self.threshold}
 
-    def select(self, question: str) -> tuple[Guideline, ...]:
+    def _llm(self, q: str, tools: Sequence[tuple[str, str]]) -> set[str]:
+        key = (q, tuple(tools))
+        if key not in self._judged:
+            ids = self.judge(q, tools, self.guidelines)
+            if ids is None:  # the model could not tell: the keywords decide this time (not remembered)
+                return self._keyword(q)
+            if len(self._judged) >= 256:
+                self._judged.pop(next(iter(self._judged)))
+            self._judged[key] = tuple(sorted(ids))
+        return set(self._judged[key])
+
+    def select(self, question: str, tools: Sequence[tuple[str, str]] = ()) -> tuple[Guideline, ...]:
+        """The guidelines for ``question``; ``tools``: the (name, description) of the tools selected
+        for it, which the LLM reads with the question."""
         if not self.guidelines:
             return ()
-        if self.mode == "keyword":
+        if self.judge is not None:
+            ids = self._llm(question, tools)
+        elif self.mode in ("keyword", "auto"):
             ids = self._keyword(question)
         elif self.mode == "embedding":
             ids = self._embedding(question)
@@ -180,6 +206,15 @@ def messages_sha256(messages: Sequence[Message]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def message_tokens(counter: TokenCounter, m: Message, overhead: int) -> int:
+    """What one message costs in the window: its text, each tool call's name and arguments, and
+    ``overhead`` (``context.message_overhead``) for the message and for each call."""
+    n = counter.count(m.content) + overhead
+    for t in m.tool_calls:
+        n += counter.count(t.name) + counter.count(t.arguments) + overhead
+    return n
+
+
 def user_message(question: str, rendered_sources: str) -> str:
     return f"QUESTION\n{question}\n\nSOURCES\n{rendered_sources}"
 
@@ -204,10 +239,7 @@ class PromptBuilder:
         self.schema_overhead = schema_overhead
 
     def _msg_tokens(self, m: Message) -> int:
-        n = self.counter.count(m.content) + self.config.message_overhead
-        for t in m.tool_calls:
-            n += self.counter.count(t.name) + self.counter.count(t.arguments) + self.config.message_overhead
-        return n
+        return message_tokens(self.counter, m, self.config.message_overhead)
 
     def _guideline_messages(self, selected: Sequence[Guideline]) -> tuple[Message, ...]:
         if not selected:
@@ -232,15 +264,19 @@ class PromptBuilder:
         return tuple(kept), HistoryDecision(len(kept), len(history) - len(kept), used)
 
     def build(self, question: str, evidence: Sequence[Evidence], history: Sequence[Turn] = (), *,
-              set_aside: Sequence[DroppedEvidence] = ()) -> Prompt:
+              set_aside: Sequence[DroppedEvidence] = (), tools_reserve: int = 0,
+              tools: Sequence[tuple[str, str]] = ()) -> Prompt:
         """``set_aside``: evidence dropped before this step (superseded versions, quarantined
-        injection attempts), listed in the manifest's ``dropped`` after the builder's own drops."""
+        injection attempts), listed in the manifest's ``dropped`` after the builder's own drops.
+        ``tools_reserve``: tokens kept free for the tool phase (its definitions, calls and results;
+        the ``tools`` budget term). ``tools``: (name, description) of the tools selected for the
+        question, which the LLM guideline match reads."""
         if not isinstance(question, str) or not question.strip():
             raise InputError("the question is empty; ask something")
         s = self.config
         safe_q = neutralize(question.strip())[0]
         system = Message("system", s.system_prompt or DEFAULT_SYSTEM_PROMPT)
-        selected = self.selector.select(question) if self.selector else ()
+        selected = self.selector.select(question, tools) if self.selector else ()
         guide_msgs = self._guideline_messages(selected)
         hist_msgs, hist = self._history(tuple(history))
         builder = ContextBuilder(self.counter, s, allow_word_truncation=self.allow_word_truncation)
@@ -256,6 +292,7 @@ class PromptBuilder:
             feedback_reserve=s.feedback_reserve,
             wrapper_reserve=builder.wrapper_reserve(),
             safety_margin=s.safety_margin,
+            tools=tools_reserve,
         )
         room_for_question = s.context_limit - terms.system - s.output_reserve - s.safety_margin
         if 0 < room_for_question < q_tokens:

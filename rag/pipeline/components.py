@@ -37,7 +37,7 @@ from rag.types import Ordering, SearchResult
 
 if TYPE_CHECKING:
     from rag.conversation import QuestionResolver
-    from rag.tools import ToolLoop, ToolRegistry, ToolSelector
+    from rag.tools import ToolLoop, ToolRegistry, ToolSelector, ToolSpec
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ class Components:
         self._gate: Gate | None = None
         self._validator: CitationValidator | None = None
         self._prompt_builders: dict[Ordering, PromptBuilder] = {}
-        self._tool_selectors: dict[int, tuple[ToolRegistry, ToolSelector]] = {}
+        self._tool_selectors: dict[tuple[ToolSpec, ...], ToolSelector] = {}
         # Derived from the index's current documents; recomputed when the index swaps them
         # (compared by identity: the index replaces, never mutates, that mapping)
         # (documents, policy over all, whether any has access metadata, policy per reader scope)
@@ -269,7 +269,13 @@ class Components:
         guides = self.guidelines()
         selector = None
         if guides:
-            selector = GuidelineSelector(guides, c, self.embedder if c.guideline_match != "keyword" else None)
+            judge = None
+            if c.guideline_match in ("llm", "auto") and self.config.generation.backend != "extractive":
+                from rag.context.guideline_judge import LLMGuidelineJudge
+
+                judge = LLMGuidelineJudge(self.generator)
+            embedder = self.embedder if c.guideline_match in ("embedding", "either", "both") else None
+            selector = GuidelineSelector(guides, c, embedder, judge)
         counter = make_counter(c.tokenizer, self.config.tokenizer_model)
         return PromptBuilder(counter, c, selector,
                              schema_overhead=format_overhead(counter, c.max_blocks, c.message_overhead))
@@ -329,12 +335,13 @@ class Components:
         """The selector of a registry (its tools indexed once per registry)."""
         from rag.tools import ToolSelector
 
-        hit = self._tool_selectors.get(id(tools))
-        if hit is None or hit[0] is not tools:
-            hit = (tools, ToolSelector(tools, self.config.tools, self.config, self.embedder, self.chunker(),
-                                       self.analyzer()))
-            self._tool_selectors[id(tools)] = hit
-        return hit[1]
+        # Keyed by the tools themselves: a copy with other functions or another approval callback
+        # (one per request, say) reuses the index.
+        hit = self._tool_selectors.get(tools.specs)
+        if hit is None:
+            hit = ToolSelector(tools, self.config.tools, self.config, self.embedder, self.chunker(), self.analyzer())
+            self._tool_selectors[tools.specs] = hit
+        return hit
 
     def tool_generator(self) -> Generator:
         """The generator, when it can call tools (an OpenAI-compatible server); else a ConfigError."""
@@ -352,7 +359,8 @@ class Components:
 
         g = self.config.generation
         return ToolLoop(tools, self.config.tools, self.tool_generator().client, g.model, self.prompt_builder.counter,
-                        g.temperature)
+                        g.temperature, context=self.config.context,
+                        screen=self.config.security.quarantine != "off")
 
     def warm_up(self) -> None:
         """Load every component a question needs (models, index, prompt builder, generator)."""

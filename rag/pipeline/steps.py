@@ -105,9 +105,13 @@ def tools_select(s: State, c: Components) -> State:
     if r.tools is None:
         return s
     selection = c.tool_selector(r.tools).select(r.question, None)
+    loop = c.tool_loop(r.tools)
     docs = s.evidence() if s.gate_open else []
-    base = c.prompt_builder.build(r.question, docs, r.history, set_aside=s.set_aside())
-    return s.with_(tools=ToolsState(selection, c.tool_loop(r.tools), base))
+    # The documents leave room for what the tool phase adds: the definitions and the calls' results.
+    reserve = loop.definition_tokens(selection) + c.config.tools.phase_reserve if loop.offered(selection) else 0
+    base = c.prompt_builder.build(r.question, docs, r.history, set_aside=s.set_aside(), tools_reserve=reserve,
+                                  tools=selected_tools(r.tools, selection))
+    return s.with_(tools=ToolsState(selection, loop, base))
 
 
 def tools_call(s: State, c: Components) -> State:
@@ -115,7 +119,8 @@ def tools_call(s: State, c: Components) -> State:
     t = s.tools
     if t is None:
         return s
-    return s.with_(tools=dataclasses.replace(t, phase=t.loop.run(t.base.messages, t.selection)))
+    phase = t.loop.run(t.base.messages, t.selection, s.request.principal)
+    return s.with_(tools=dataclasses.replace(t, phase=phase))
 
 
 async def atools_call(s: State, c: Components) -> State:
@@ -125,19 +130,23 @@ async def atools_call(s: State, c: Components) -> State:
     if t is None:
         return s
     phase = await asyncio.get_running_loop().run_in_executor(TOOL_PHASE_THREADS, t.loop.run, t.base.messages,
-                                                             t.selection)
+                                                             t.selection, s.request.principal)
     return s.with_(tools=dataclasses.replace(t, phase=phase))
 
 
 def tools_screen(s: State, c: Components) -> State:
     """The tool phase, 3: withhold tool results that carry an injection; end the request when
     neither the documents (closed gate) nor the tools gave evidence."""
-    from rag.tools import ToolTrace
+    from rag.tools import ToolTrace, evidence_ids
 
     t = s.tools
     if t is None:
         return s
-    live, withheld = [], []
+    # Results the loop withheld before the model read them, then (the evidence keeps more of a
+    # result than the model may have read) any evidence block that carries an injection.
+    withheld = [DroppedEvidence(eid, "suspected_injection", f"tool result: {r.message}")
+                for r, eid in zip(t.phase.calls, evidence_ids(t.phase.calls)) if r.status == "withheld"]
+    live = []
     for te in t.phase.evidence:
         signals = injection_signals(te.evidence.text) if c.config.security.quarantine != "off" else ()
         if signals:
@@ -155,10 +164,18 @@ def prompt(s: State, c: Components) -> State:
     r = s.request
     docs = s.evidence() if s.gate_open else []
     set_aside = s.set_aside()
+    tools: tuple[tuple[str, str], ...] = ()
     if s.tools is not None:
         docs = [*docs, *(te.evidence for te in s.tools.live)]
         set_aside = set_aside + list(s.tools.withheld)
-    return s.with_(prompt=c.builder_for(r.ordering).build(r.question, docs, r.history, set_aside=set_aside))
+        tools = selected_tools(r.tools, s.tools.selection)
+    return s.with_(prompt=c.builder_for(r.ordering).build(r.question, docs, r.history, set_aside=set_aside,
+                                                          tools=tools))
+
+
+def selected_tools(registry, selection) -> tuple[tuple[str, str], ...]:
+    """(name, description) of the selected tools, as the guideline match reads them."""
+    return tuple((n, registry.get(n).description) for n in selection.names)
 
 
 def generate(s: State, c: Components) -> State:

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rag.tools.format import ToolResultError, to_json_value
-from rag.tools.registry import ToolFunction, ToolSpec
+from rag.tools.registry import PRINCIPAL_PARAMETER, Approver, ToolFunction, ToolSpec, WriteRequest, accepts_principal
 
 logger = logging.getLogger(__name__)
 
-CallStatus = Literal["ok", "hinted", "refused", "invalid_arguments", "error", "timeout", "invalid_result", "not_bound"]
+CallStatus = Literal["ok", "hinted", "refused", "not_approved", "invalid_arguments", "error", "timeout",
+                     "invalid_result", "not_bound", "withheld", "no_room"]
 
 # Hung synchronous tools keep their thread until they return; a small shared pool bounds them.
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="rag-tool")
@@ -69,19 +70,49 @@ def parse_arguments(text: str) -> tuple[Any, str]:
         return None, f"the arguments are not valid JSON ({exc.msg})"
 
 
-def call_tool(spec: ToolSpec, fn: ToolFunction | None, call_id: str, arguments_text: str,
-              timeout_s: float) -> CallRecord:
-    """Check the arguments, run ``fn`` with a timeout, and make its result JSON."""
-    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    base = dict(call_id=call_id, tool=spec.name, arguments=arguments_text, called_at=now)
+def checked_arguments(spec: ToolSpec, fn: ToolFunction | None, arguments_text: str) -> tuple[Any, str]:
+    """(arguments, error): the model's arguments parsed and checked against the tool's schema; a
+    ``principal`` argument is refused when the bound function takes the caller from the server."""
     args, err = parse_arguments(arguments_text)
     if err:
-        return CallRecord(**base, status="invalid_arguments", message=err)
+        return None, err
+    if fn is not None and accepts_principal(fn) and isinstance(args, dict) and PRINCIPAL_PARAMETER in args:
+        return None, f"{PRINCIPAL_PARAMETER}: set by the server (the caller), not an argument"
     errs = argument_errors(spec.parameters, args)
-    if errs:
-        return CallRecord(**base, status="invalid_arguments", message="; ".join(errs))
+    return (None, "; ".join(errs)) if errs else (args, "")
+
+
+def approve(approver: Approver | None, request: WriteRequest, timeout_s: float) -> tuple[bool, str]:
+    """(approved, why not): ask the application's approval callback about one write call. No callback,
+    a false answer, an exception or no answer within ``timeout_s`` refuses it."""
+    if approver is None:
+        return False, "write calls need the application's approval and none is configured"
+    try:
+        if inspect.iscoroutinefunction(approver):
+            verdict = _run_async(approver, {"request": request}, timeout_s, positional=True)
+        else:
+            verdict = _POOL.submit(approver, request).result(timeout=timeout_s)
+    except (concurrent.futures.TimeoutError, asyncio.TimeoutError, TimeoutError):
+        return False, f"no approval within {timeout_s:g} s"
+    except Exception as exc:  # the callback's own failure refuses the call, never runs it
+        logger.warning("approval callback for %s raised %s", request.tool, type(exc).__name__)
+        return False, "the approval check failed"
+    return (True, "") if verdict is True else (False, "the call was not approved")
+
+
+def call_tool(spec: ToolSpec, fn: ToolFunction | None, call_id: str, arguments_text: str,
+              timeout_s: float, principal: Any = None) -> CallRecord:
+    """Check the arguments, run ``fn`` with a timeout (``principal`` passed when ``fn`` takes one),
+    and make its result JSON."""
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    base = dict(call_id=call_id, tool=spec.name, arguments=arguments_text, called_at=now)
+    args, err = checked_arguments(spec, fn, arguments_text)
+    if err:
+        return CallRecord(**base, status="invalid_arguments", message=err)
     if fn is None:
         return CallRecord(**base, status="not_bound", message=f"tool {spec.name} is not available on this server")
+    if accepts_principal(fn):
+        args = {**args, PRINCIPAL_PARAMETER: principal}
     t0 = time.perf_counter()
     try:
         if inspect.iscoroutinefunction(fn):
@@ -103,9 +134,9 @@ def call_tool(spec: ToolSpec, fn: ToolFunction | None, call_id: str, arguments_t
     return CallRecord(**base, status="ok", duration_ms=ms, result_json=json.dumps(value, ensure_ascii=False))
 
 
-def _run_async(fn: ToolFunction, args: dict, timeout_s: float) -> Any:
+def _run_async(fn: ToolFunction, args: dict, timeout_s: float, positional: bool = False) -> Any:
     async def bounded():
-        return await asyncio.wait_for(fn(**args), timeout_s)
+        return await asyncio.wait_for(fn(*args.values()) if positional else fn(**args), timeout_s)
 
     try:
         asyncio.get_running_loop()

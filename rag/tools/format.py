@@ -80,9 +80,10 @@ def _object_props(schema: Mapping[str, Any]) -> tuple[dict, set]:
     return props, required
 
 
-def render_schema(schema: Mapping[str, Any], data: Any = None, indent: int = 0) -> list[str]:
-    """Lines of the schema; with ``data``, only the fields that occur in it (a field trimmed away or
-    absent is not described; ``!``/``?`` still say what the API promises)."""
+def render_schema(schema: Mapping[str, Any], data: Any = None, indent: int = 0, absent: bool = True) -> list[str]:
+    """Lines of the schema: every field the API declares, so ``!``/``?`` tell a field missing from
+    this response from one that does not exist. A nested object is expanded only where ``data`` has
+    it. ``absent=False``: only the fields that occur in ``data`` (the trim of last resort)."""
     if indent // 2 >= MAX_DEPTH:
         return []
     props, required = _object_props(schema)
@@ -91,7 +92,8 @@ def render_schema(schema: Mapping[str, Any], data: Any = None, indent: int = 0) 
     for name, sub in props.items():
         if not isinstance(sub, Mapping):
             continue
-        if present is not None and name not in present:
+        here = present is None or name in present
+        if not here and not absent:
             continue
         mark = "!" if name in required else "?"
         line = f"{' ' * indent}{name}{mark}: {_type_text(sub)}"
@@ -99,8 +101,9 @@ def render_schema(schema: Mapping[str, Any], data: Any = None, indent: int = 0) 
         if needs_comment(name, desc):
             line += f" // {desc[:80]}"
         lines.append(line)
-        if _object_props(sub)[0]:
-            lines.extend(render_schema(sub, _child(data, name), indent + 2))
+        child = _child(data, name)
+        if _object_props(sub)[0] and (data is None or child not in (None, [])):
+            lines.extend(render_schema(sub, child, indent + 2, absent))
     return lines
 
 
@@ -159,7 +162,7 @@ class Trim:
     """One trim of a result: rows of an array, or a field, left out to fit the token cap."""
 
     path: str
-    kind: str  # "rows" | "field" | "cut"
+    kind: str  # "rows" | "schema" | "field" | "cut"
     kept: int = 0
     total: int = 0
 
@@ -168,6 +171,8 @@ class Trim:
             return f"{self.path}: kept {self.kept} of {self.total} rows"
         if self.kind == "field":
             return f"{self.path}: field left out"
+        if self.kind == "schema":
+            return "schema: fields absent from this response not described"
         return f"data cut at {self.kept} tokens"
 
 
@@ -189,6 +194,7 @@ def format_result(data: Any, schema: Mapping[str, Any] | None, counter: TokenCou
     if max_tokens is None or tokens <= max_tokens:
         return FormattedResult(text, tokens, ())
     work = copy.deepcopy(data)
+    absent = True
     while tokens > max_tokens:  # halve the largest array first
         path, arr = _largest_array(work)
         if arr is None or len(arr) <= 1:
@@ -198,22 +204,27 @@ def format_result(data: Any, schema: Mapping[str, Any] | None, counter: TokenCou
         trims = [t for t in trims if t.path != path] + [Trim(path, "rows", len(arr), total)]
         text = _render(work, schema, trims)
         tokens = counter.count(text)
+    if tokens > max_tokens and render_schema(schema, work) != render_schema(schema, work, absent=False):
+        absent = False  # then describe only the fields this response has
+        trims.append(Trim("$", "schema"))
+        text = _render(work, schema, trims, absent)
+        tokens = counter.count(text)
     while tokens > max_tokens:  # then leave out the biggest optional fields
         path = _biggest_field(work, schema)
         if path is None:
             break
         trims.append(Trim(path, "field"))
-        text = _render(work, schema, trims)
+        text = _render(work, schema, trims, absent)
         tokens = counter.count(text)
     if tokens > max_tokens:  # last resort: cut the text
         trims.append(Trim("", "cut", max_tokens))
-        text = _cut_chars(_render(work, schema, trims), counter, max_tokens)
+        text = cut_to_tokens(_render(work, schema, trims, absent), counter, max_tokens)
         tokens = counter.count(text)
     return FormattedResult(text, tokens, tuple(trims))
 
 
-def _render(data: Any, schema: Mapping[str, Any], trims) -> str:
-    lines = render_schema(schema, data)
+def _render(data: Any, schema: Mapping[str, Any], trims, absent: bool = True) -> str:
+    lines = render_schema(schema, data, absent=absent)
     if not lines:
         lines = [_type_text(schema) if schema else "any"]
     out = "# Schema\n" + "\n".join(lines) + "\n\n# Data\n" + render_data(data)
@@ -280,7 +291,8 @@ def _row_set(data: Any, schema: Mapping[str, Any]) -> tuple[str, list, Mapping[s
     return "$", [data], schema
 
 
-def _cut_chars(text: str, counter: TokenCounter, max_tokens: int) -> str:
+def cut_to_tokens(text: str, counter: TokenCounter, max_tokens: int) -> str:
+    """The longest prefix of ``text`` that counts at most ``max_tokens``."""
     lo, hi = 0, len(text)
     while lo < hi:
         mid = (lo + hi + 1) // 2

@@ -1,8 +1,9 @@
 """The tool registry: what a chatbot backend can call, filled from Python, YAML or an OpenAPI 3 document.
 
 A :class:`ToolSpec` is plain data (name, description, product, tags, the argument and response
-JSON schemas, usage hints); the Python callable is bound separately (:meth:`ToolRegistry.bind`),
-so a registry file never names code to import."""
+JSON schemas, usage hints, and its effect: ``read`` or ``write``); the Python callable is bound
+separately (:meth:`ToolRegistry.bind`), so a registry file never names code to import, and so is
+the application's approval callback for write calls (:meth:`ToolRegistry.with_approval`)."""
 from __future__ import annotations
 
 import json
@@ -18,6 +19,9 @@ logger = logging.getLogger(__name__)
 
 _WIRE_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 _METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+_READ_METHODS = frozenset({"get", "head", "options"})  # the HTTP methods that change nothing (RFC 9110 "safe")
+EFFECTS = ("read", "write")
+PRINCIPAL_PARAMETER = "principal"  # a bound function with a parameter of this name gets the caller
 
 
 class ToolError(InputError):
@@ -43,10 +47,15 @@ class ToolSpec:
     parameters_json: str = '{"properties": {}, "type": "object"}'
     response_json: str = ""  # "" = no response schema (it is inferred from the data)
     hints: tuple[str, ...] = ()  # usage hints, sent right before the tool's first call
+    # "read": it only fetches; "write": it changes something (offered only with tools.allow_write and
+    # run only when the approval callback agrees); "": not declared (tools.undeclared_effect decides).
+    effect: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise ToolError("a tool needs a non-empty name")
+        if self.effect not in ("", *EFFECTS):
+            raise ToolError(f"tool {self.name!r}: effect must be 'read' or 'write', got {self.effect!r}")
         params = json.loads(self.parameters_json)
         if not isinstance(params, dict) or params.get("type", "object") != "object":
             raise ToolError(f"tool {self.name!r}: parameters must be a JSON Schema of type object")
@@ -56,12 +65,16 @@ class ToolSpec:
     @classmethod
     def make(cls, name: str, description: str = "", *, product: str = "", tags: Sequence[str] = (),
              parameters: Mapping[str, Any] | None = None, response_schema: Mapping[str, Any] | None = None,
-             hints: Sequence[str] = ()) -> "ToolSpec":
+             hints: Sequence[str] = (), effect: str = "") -> "ToolSpec":
         params = dict(parameters) if parameters else {"type": "object", "properties": {}}
         params.setdefault("type", "object")
         return cls(name, description, product, tuple(tags), _frozen_json(params, f"tool {name!r} parameters"),
                    _frozen_json(dict(response_schema), f"tool {name!r} response_schema") if response_schema else "",
-                   tuple(hints))
+                   tuple(hints), effect)
+
+    def writes(self, undeclared: str = "write") -> bool:
+        """Whether the tool changes something; a tool that declares no effect counts as ``undeclared``."""
+        return (self.effect or undeclared) == "write"
 
     @property
     def parameters(self) -> dict:
@@ -92,11 +105,40 @@ ToolFunction = Callable[..., Any]  # called with the arguments as keywords; sync
 
 
 @dataclass(frozen=True)
+class WriteRequest:
+    """A write call the model asks for, as the approval callback sees it: the tool, the arguments
+    (JSON text, already checked against the tool's schema) and who the request is for."""
+
+    call_id: str
+    tool: str
+    description: str
+    arguments: str
+    principal: Any = None  # rag.access.Principal | None (the end user the request answers)
+
+
+# Decides one write call: True runs it; False, an exception or a timeout refuses it. Sync or async.
+Approver = Callable[[WriteRequest], Any]
+
+
+def accepts_principal(fn: ToolFunction) -> bool:
+    """Whether ``fn`` declares a parameter named ``principal`` (it then gets the caller's principal)."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    p = params.get(PRINCIPAL_PARAMETER)
+    return p is not None and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+
+
+@dataclass(frozen=True)
 class ToolRegistry:
     """Tools by name, in name order, with the callables bound to them."""
 
     specs: tuple[ToolSpec, ...] = ()
     functions: Mapping[str, ToolFunction] = field(default_factory=dict)
+    approver: Approver | None = field(default=None, compare=False)  # decides each write call; None: none runs
 
     def __post_init__(self) -> None:
         specs = tuple(sorted(self.specs, key=lambda s: s.name))
@@ -113,6 +155,13 @@ class ToolRegistry:
         unknown = sorted(set(self.functions) - set(names))
         if unknown:
             raise ToolError(f"functions bound to unknown tools: {', '.join(unknown)}")
+        by_name = {s.name: s for s in specs}
+        for name, fn in sorted(self.functions.items()):
+            if PRINCIPAL_PARAMETER in (by_name[name].parameters.get("properties") or {}) and accepts_principal(fn):
+                raise ToolError(f"tool {name!r}: its arguments declare {PRINCIPAL_PARAMETER!r}, which the server "
+                                "passes to the bound function itself (the caller); rename the argument")
+        if self.approver is not None and not callable(self.approver):
+            raise ToolError("the approval callback is not callable")
         object.__setattr__(self, "specs", specs)
         object.__setattr__(self, "functions", dict(self.functions))
         object.__setattr__(self, "_by_name", {s.name: s for s in specs})
@@ -146,10 +195,20 @@ class ToolRegistry:
         for name, fn in functions.items():
             if not callable(fn):
                 raise ToolError(f"the function bound to {name!r} is not callable")
-        return ToolRegistry(self.specs, {**self.functions, **{self.get(n).name: f for n, f in functions.items()}})
+        return ToolRegistry(self.specs, {**self.functions, **{self.get(n).name: f for n, f in functions.items()}},
+                            self.approver)
 
     def with_tools(self, *specs: ToolSpec) -> "ToolRegistry":
-        return ToolRegistry((*self.specs, *specs), self.functions)
+        return ToolRegistry((*self.specs, *specs), self.functions, self.approver)
+
+    def with_approval(self, approver: Approver | None) -> "ToolRegistry":
+        """A copy whose write calls are each decided by ``approver`` (human in the loop); ``None``: none
+        runs. Tools are indexed once per catalogue, so a copy per request costs nothing."""
+        return ToolRegistry(self.specs, self.functions, approver)
+
+    def undeclared(self) -> tuple[str, ...]:
+        """The tools that declare no effect."""
+        return tuple(s.name for s in self.specs if not s.effect)
 
 
 # --------------------------------------------------------------------------- loading
@@ -170,7 +229,7 @@ def load_tools(path: str | Path, functions: Mapping[str, ToolFunction] | None = 
     return reg.bind_map(functions) if functions else reg
 
 
-_RECORD_KEYS = {"name", "description", "product", "tags", "parameters", "response_schema", "hints"}
+_RECORD_KEYS = {"name", "description", "product", "tags", "parameters", "response_schema", "hints", "effect"}
 
 
 def from_records(records: Sequence[Any], source: str = "<tools>") -> ToolRegistry:
@@ -188,17 +247,22 @@ def from_records(records: Sequence[Any], source: str = "<tools>") -> ToolRegistr
             if r.get(key) is not None and not isinstance(r[key], dict):
                 raise ToolError(f"{where} ({r['name']}): '{key}' must be a JSON Schema mapping")
         hints = r.get("hints") or ()
+        effect = r.get("effect") or ""
+        if effect not in ("", *EFFECTS):
+            raise ToolError(f"{where} ({r['name']}): 'effect' must be read or write, got {effect!r}")
         specs.append(ToolSpec.make(r["name"], str(r.get("description") or ""), product=str(r.get("product") or ""),
                                    tags=tuple(r.get("tags") or ()), parameters=r.get("parameters"),
                                    response_schema=r.get("response_schema"),
-                                   hints=(hints,) if isinstance(hints, str) else tuple(hints)))
+                                   hints=(hints,) if isinstance(hints, str) else tuple(hints), effect=effect))
     return ToolRegistry(tuple(specs))
 
 
 def from_openapi(doc: Mapping[str, Any], source: str = "<openapi>") -> ToolRegistry:
     """One tool per operation: name = ``operationId``, description = summary + description, product =
     the first tag, parameters = path/query/header parameters plus the JSON request body as ``body``,
-    response schema = the first 2xx ``application/json`` response. Local ``$ref``s are resolved."""
+    response schema = the first 2xx ``application/json`` response, effect = ``read`` for GET, HEAD
+    and OPTIONS, else ``write`` (an operation's ``x-rag-effect`` overrides: a search by POST is a
+    read). Local ``$ref``s are resolved."""
     version = str(doc.get("openapi", ""))
     if not version.startswith("3"):
         raise ToolError(f"{source}: OpenAPI {version or '?'} is not supported; convert it to OpenAPI 3")
@@ -218,10 +282,14 @@ def from_openapi(doc: Mapping[str, Any], source: str = "<openapi>") -> ToolRegis
                 continue
             desc = " ".join(x.strip() for x in (op.get("summary") or "", op.get("description") or "") if x and x.strip())
             tags = tuple(op.get("tags") or ())
+            effect = op.get("x-rag-effect") or ("read" if method in _READ_METHODS else "write")
+            if effect not in EFFECTS:
+                raise ToolError(f"{source}: {method.upper()} {path} ({op_id}): x-rag-effect must be read or write, "
+                                f"got {effect!r}")
             specs.append(ToolSpec.make(
                 op_id, desc, product=tags[0] if tags else "", tags=tags,
                 parameters=_op_parameters(resolve, [*shared, *(op.get("parameters") or [])], op.get("requestBody")),
-                response_schema=_op_response(resolve, op.get("responses") or {})))
+                response_schema=_op_response(resolve, op.get("responses") or {}), effect=effect))
     if skipped:
         logger.warning("%s: %d operations without an operationId were skipped", source, skipped)
     if not specs:
@@ -298,4 +366,5 @@ def _op_response(resolve: _Resolver, responses: Mapping[str, Any]) -> dict | Non
     return None
 
 
-__all__ = ["ToolError", "ToolFunction", "ToolRegistry", "ToolSpec", "from_openapi", "from_records", "load_tools"]
+__all__ = ["Approver", "EFFECTS", "ToolError", "ToolFunction", "ToolRegistry", "ToolSpec", "WriteRequest",
+           "accepts_principal", "from_openapi", "from_records", "load_tools"]

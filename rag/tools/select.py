@@ -81,6 +81,7 @@ class Selection:
     left_out: int  # tools of the registry not sent
     reason: str = ""  # why nothing was selected, if so
     withheld: tuple[str, ...] = ()  # tools never offered: their description or hints try to instruct the model
+    write_tools_off: int = 0  # write tools not considered: tools.allow_write is false
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -89,7 +90,7 @@ class Selection:
     def to_json(self) -> dict:
         return {"selected": [t.to_json() for t in self.selected], "left_out": self.left_out,
                 "products": list(self.products), "analysis": self.analysis.to_json(), "reason": self.reason,
-                "withheld": list(self.withheld)}
+                "withheld": list(self.withheld), "write_tools_off": self.write_tools_off}
 
 
 class ToolSelector:
@@ -111,6 +112,13 @@ class ToolSelector:
         if self.withheld:
             logger.warning("%d tool(s) withheld as suspected prompt injection: %s", len(self.withheld),
                            ", ".join(self.withheld[:10]))
+        # Write tools are not even considered unless allowed (the loop checks again before offering).
+        self.writes_off = frozenset() if config.allow_write else frozenset(
+            s.name for s in registry if s.writes(config.undeclared_effect))
+        undeclared = registry.undeclared()
+        if undeclared:
+            logger.warning("%d tool(s) declare no effect and count as %s (set effect: read or write): %s",
+                           len(undeclared), config.undeclared_effect, ", ".join(undeclared[:10]))
         # The catalogue's language: BM25 cannot match a question in another language (a Korean
         # question against English descriptions), so such questions are ranked by dense alone.
         langs = [detect_language(d.text) for d in docs]
@@ -148,15 +156,18 @@ class ToolSelector:
         c = self.config
         limit = max_tools or c.max_tools
         analysis = self.analyze(question)
-        ranked = [t for t in self.rank(question, analysis) if t.name not in self.withheld]
+        ranked = [t for t in self.rank(question, analysis) if t.name not in self.withheld
+                  and t.name not in self.writes_off]
+        off = len(self.writes_off)
         if not ranked:
-            return Selection(question, analysis, (), (), len(self.registry), "no tool matched", self.withheld)
+            return Selection(question, analysis, (), (), len(self.registry), "no tool matched", self.withheld, off)
         top_dense = max((t.dense for t in ranked if t.dense is not None), default=None)
         if top_dense is not None and top_dense < c.min_similarity and not analysis.products_named:
             return Selection(question, analysis, (), (), len(self.registry),
                              f"best tool similarity {top_dense:.3f} < tools.min_similarity {c.min_similarity:g}",
-                             self.withheld)
-        top = ranked[0].score or 1.0
+                             self.withheld, off)
+        top = ranked[0].score  # 0 when min-max has nothing to tell apart (one tool): every tool is the best
+
         # A product named in the question decides the group ("Redis 클러스터 상태" -> Redis tools only);
         # otherwise the products of the best tools, at most max_products (0: any product).
         products: list[str] = list(analysis.products_named)
@@ -165,7 +176,7 @@ class ToolSelector:
                 break
             if t.product not in products:
                 products.append(t.product)
-        picked = [t for t in ranked if t.product in products and t.score / top >= c.min_score][:limit]
+        picked = [t for t in ranked if t.product in products and (top <= 0 or t.score / top >= c.min_score)][:limit]
         products = [pr for pr in products if any(t.product == pr for t in picked)]
         return Selection(question, analysis, tuple(picked), tuple(products), len(self.registry) - len(picked),
-                         withheld=self.withheld)
+                         withheld=self.withheld, write_tools_off=off)

@@ -37,7 +37,7 @@ TK = TiktokenCounter("cl100k_base")
 COUNTERS = {"whitespace": WS, "tiktoken": TK}
 TERM_NAMES = ("context_limit", "system", "guidelines", "history", "question", "output_reserve", "schema_overhead",
               "feedback_reserve",
-              "wrapper_reserve", "safety_margin")
+              "wrapper_reserve", "safety_margin", "tools")
 
 PROPS = settings(max_examples=int(os.environ.get("RAG_PROPS_EXAMPLES", "200")), deadline=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

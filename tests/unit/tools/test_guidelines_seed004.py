@@ -35,7 +35,8 @@ def guided(tmp_path, fake_llm):
     cfg = write_config(
         tmp_path, corpus={"paths": [str(corpus)]},
         context={"guidelines": [{"id": "resource-change", "content": GUIDE_A, "keywords": ["삭제", "생성", "변경"]},
-                                {"id": "db-query", "content": GUIDE_B, "keywords": ["쿼리", "query"]}]},
+                                {"id": "db-query", "content": GUIDE_B, "keywords": ["쿼리", "query"]}],
+                 "guideline_match": "keyword"},  # the LLM match has its own tests below
         gate={"enabled": False},
         generation={"backend": "openai", "model": "fake-model", "base_url": fake_llm.base_url, "max_retries": 0,
                     "max_attempts": 1})
@@ -107,3 +108,60 @@ def test_case_b_query_runner_with_tools(guided, fake_llm):
     assert res.trace.manifest.guidelines == ("db-query",)
     assert res.status == "answered", res.to_json()["trace"]["attempts"]
     assert {c.document_id for c in res.citations} == {"query-runner", "tool:get_database_slow_queries"}
+
+
+# --------------------------------------------------------------------------- matched by the LLM
+CONDITION_A = "사용자가 리소스를 만들거나 지우거나 바꾸는 방법을 묻는 질문"
+CONDITION_B = "DB에 쿼리를 실행하거나 느린 쿼리를 찾는 방법을 묻는 질문"
+
+
+@pytest.fixture
+def judged(guided):
+    """The same corpus and guidelines, matched by the LLM (``auto`` with an LLM backend)."""
+    cfg = guided.config.with_overrides({"context.guideline_match": "auto", "context.guidelines": [
+        {"id": "resource-change", "content": GUIDE_A, "keywords": ["삭제", "생성", "변경"], "condition": CONDITION_A},
+        {"id": "db-query", "content": GUIDE_B, "keywords": ["쿼리", "query"], "condition": CONDITION_B}]})
+    return Pipeline(cfg, embedder=guided.embedder, index=guided.index)
+
+
+def test_the_llm_decides_where_a_keyword_would_misfire(judged, fake_llm):
+    """"삭제" is a keyword of the resource-change guideline, but this question asks how long a
+    deleted disk can be restored: the model says no guideline applies, and none is sent."""
+    fake_llm.script(Reply(json.dumps({"ids": []})))
+    q = "삭제한 VM의 디스크는 며칠 동안 복구할 수 있나요?"
+    _, prompt = judged.build_prompt(q)
+    assert prompt.manifest.guidelines == () and _roles({"body": {"messages": prompt.to_openai()}})[1] == "user"
+    [asked] = fake_llm.requests
+    text = json.dumps(asked["body"]["messages"], ensure_ascii=False)
+    assert q in text and CONDITION_A in text and CONDITION_B in text and GUIDE_A not in text
+    fake_llm.script(Reply(json.dumps({"ids": ["resource-change", "no-such-id"]})))
+    _, prompt = judged.build_prompt("VM 지우는 방법 알려줘")  # no keyword matches; the model says it applies
+    assert prompt.manifest.guidelines == ("resource-change",)
+
+
+def test_the_llm_reads_the_selected_tools_and_is_asked_once_per_request(judged, fake_llm):
+    reg = registry().bind(get_database_slow_queries=lambda instance, hours=24: {
+        "instance": instance, "slow_queries": [{"sql": "SELECT 1", "seconds": 12.4}]})
+    fake_llm.script(Reply(json.dumps({"ids": ["db-query"]})), Reply("done"),
+                    Reply(json.dumps({"status": "insufficient_evidence", "answer": "", "citations": []})))
+    res = judged.answer("orders-db가 왜 느린지 알려줘", tools=reg)
+    judge = fake_llm.requests[0]["body"]
+    assert "tools" not in judge and "get_database_slow_queries" in json.dumps(judge["messages"])
+    assert res.trace.manifest.guidelines == ("db-query",)
+    guided_rounds = [r for r in fake_llm.requests[1:] if any(m["role"] == "tool" and GUIDE_B in (m["content"] or "")
+                                                             for m in r["body"]["messages"])]
+    assert len(fake_llm.requests) == 3 and len(guided_rounds) == 2  # the tool phase and the answer, one judgement
+
+
+def test_an_unreadable_judgement_falls_back_to_the_keywords(judged, fake_llm, caplog):
+    fake_llm.script(Reply("I think resource-change applies"))
+    _, prompt = judged.build_prompt("VM 삭제 방법 알려줘")
+    assert prompt.manifest.guidelines == ("resource-change",)
+    assert "the LLM match failed" in caplog.text
+
+
+def test_llm_matching_needs_an_llm(tmp_path):
+    from rag.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="guideline_match: llm needs an LLM"):
+        load_config(write_config(tmp_path, context={"guideline_match": "llm"}))

@@ -28,9 +28,16 @@ def test_seed_004_example_renders_exactly():
     assert out.trims == () and out.tokens == COUNTER.count(out.text)
 
 
-def test_schema_shows_what_the_data_has_and_infers_when_missing():
-    data = {"services": [{"name": "a", "flavor_ref": "x"}]}  # status absent: not in the schema lines
-    assert "status" not in format_result(data, SEED_SCHEMA, COUNTER).text
+def test_schema_lists_every_declared_field_and_infers_when_missing():
+    data = {"services": [{"name": "a", "flavor_ref": "x"}]}  # status absent from this response
+    text = format_result(data, SEED_SCHEMA, COUNTER).text
+    assert '  status?: "active" | "error"' in text.split("# Data")[0]  # a field the API has: "?" says absent
+    assert "status" not in text.split("# Data")[1]
+    nested = {"type": "object", "required": ["id"], "properties": {
+        "id": {"type": "integer"}, "owner": {"type": "object", "properties": {"login": {"type": "string"}}}}}
+    lines = format_result({"id": 1}, nested, COUNTER).text.split("# Data")[0]
+    assert "owner?: object" in lines and "login" not in lines  # an absent object is named, not expanded
+    assert "  login?: string" in format_result({"id": 1, "owner": {"login": "k"}}, nested, COUNTER).text
     inferred = infer_schema([{"a": 1, "b": None}, {"a": 2, "b": "x"}])
     assert inferred["items"]["required"] == ["a"] and inferred["items"]["properties"]["b"] == {"type": "string"}
     text = format_result([{"a": 1, "b": None}, {"a": 2, "b": "x"}], None, COUNTER).text
@@ -47,6 +54,16 @@ def test_large_results_are_trimmed_by_rows_then_fields_and_recorded():
                          "properties": {"id": {"type": "integer"}, "a": {"type": "string"}, "b": {"type": "string"}}},
                          COUNTER, max_tokens=100)
     assert [t.kind for t in wide.trims] == ["field"] and wide.trims[0].path == "$.a" and "yyyy" in wide.text
+
+
+def test_absent_fields_are_the_first_schema_lines_trimmed():
+    props = {f"field_{i:02d}": {"type": "string", "description": f"설명 {i}번 항목의 자세한 뜻과 단위"} for i in range(40)}
+    schema = {"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}, **props}}
+    full = format_result({"id": 7}, schema, COUNTER)
+    assert "field_39?" in full.text and full.trims == ()
+    out = format_result({"id": 7}, schema, COUNTER, max_tokens=60)
+    assert [t.kind for t in out.trims] == ["schema"] and "field_39" not in out.text and "id!: integer" in out.text
+    assert "fields absent from this response not described" in out.text and out.tokens <= 60
 
 
 def test_not_json_serialisable_is_a_typed_error():
