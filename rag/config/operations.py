@@ -28,6 +28,9 @@ class ToolsConfig(Section):
     # Products (first tag) kept, by their best tool's score; 0: no limit. A product named in the
     # question always decides the group. 0 measured best on the GitHub catalogue (docs/results/tools.md).
     max_products: int = Field(0, ge=0)
+    # The best tools of the whole ranking that are sent whatever product the question names (a product
+    # named in passing must not shut out the tool the question is about); 0: the named product decides alone.
+    keep_top: int = Field(2, ge=0)
     min_score: float = Field(0.5, ge=0, le=1)  # fused score (min-max normalised per question) a tool needs
     min_similarity: float = Field(0.0, ge=-1, le=1)  # the best tool's dense cosine must reach it, else no tool is sent
     bm25_weight: float = Field(0.3, ge=0)

@@ -79,7 +79,7 @@ GuidelineJudge = Callable[[str, Sequence[tuple[str, str]], Sequence["Guideline"]
 
 class GuidelineSelector:
     """Selects guidelines by keyword and/or embedding similarity of their condition, or by the LLM
-    (``judge``: :class:`rag.context.guideline_judge.LLMGuidelineJudge`)."""
+    (``judge``: :class:`rag.answer.guideline_judge.LLMGuidelineJudge`)."""
 
     def __init__(self, guidelines: Sequence[Guideline], config: ContextConfig | None = None, embedder=None,
                  judge: GuidelineJudge | None = None) -> None:

@@ -271,7 +271,7 @@ class Components:
         if guides:
             judge = None
             if c.guideline_match in ("llm", "auto") and self.config.generation.backend != "extractive":
-                from rag.context.guideline_judge import LLMGuidelineJudge
+                from rag.answer.guideline_judge import LLMGuidelineJudge
 
                 judge = LLMGuidelineJudge(self.generator)
             embedder = self.embedder if c.guideline_match in ("embedding", "either", "both") else None

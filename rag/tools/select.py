@@ -45,6 +45,18 @@ def tool_summary(spec: ToolSpec) -> str:
     return f"{_head(spec)}\n{first}" if first else _head(spec)
 
 
+def product_pattern(product: str) -> str:
+    """A product's name as a whole-word pattern, its words joined by a space, ``-`` or ``_``
+    ("secret-scanning": "secret scanning"). Singular forms are not matched: on the GitHub catalogue
+    "issue", "user", "app"... then name a product in most questions, and recall fell (0.545 to 0.519)."""
+    words = [w for w in re.split(r"[\s_-]+", product.lower()) if w]
+    return r"[\s_-]+".join(map(re.escape, words))
+
+
+def _named(product: str, question: str) -> bool:
+    return re.search(rf"(?<![a-z0-9]){product_pattern(product)}(?![a-z0-9])", question) is not None
+
+
 @dataclass(frozen=True)
 class QuestionAnalysis:
     language: str
@@ -112,9 +124,7 @@ class ToolSelector:
         if self.withheld:
             logger.warning("%d tool(s) withheld as suspected prompt injection: %s", len(self.withheld),
                            ", ".join(self.withheld[:10]))
-        # Write tools are not even considered unless allowed (the loop checks again before offering).
-        self.writes_off = frozenset() if config.allow_write else frozenset(
-            s.name for s in registry if s.writes(config.undeclared_effect))
+        self.writes = frozenset(s.name for s in registry if s.writes(config.undeclared_effect))
         undeclared = registry.undeclared()
         if undeclared:
             logger.warning("%d tool(s) declare no effect and count as %s (set effect: read or write): %s",
@@ -126,8 +136,7 @@ class ToolSelector:
 
     def analyze(self, question: str) -> QuestionAnalysis:
         q = question.lower()
-        named = tuple(p for p in self._products if len(p) >= 2 and re.search(
-            rf"(?<![a-z0-9]){re.escape(p.lower())}(?![a-z0-9])", q))
+        named = tuple(p for p in self._products if len(p) >= 2 and _named(p, q))
         lang = detect_language(question)
         cross = lang != self.language and "other" not in (lang, self.language)
         return QuestionAnalysis(lang, named, cross)
@@ -156,9 +165,10 @@ class ToolSelector:
         c = self.config
         limit = max_tools or c.max_tools
         analysis = self.analyze(question)
-        ranked = [t for t in self.rank(question, analysis) if t.name not in self.withheld
-                  and t.name not in self.writes_off]
-        off = len(self.writes_off)
+        # Write tools are not even considered unless allowed (the loop checks again before offering).
+        writes_off = frozenset() if c.allow_write else self.writes
+        ranked = [t for t in self.rank(question, analysis) if t.name not in self.withheld and t.name not in writes_off]
+        off = len(writes_off)
         if not ranked:
             return Selection(question, analysis, (), (), len(self.registry), "no tool matched", self.withheld, off)
         top_dense = max((t.dense for t in ranked if t.dense is not None), default=None)
@@ -176,7 +186,12 @@ class ToolSelector:
                 break
             if t.product not in products:
                 products.append(t.product)
-        picked = [t for t in ranked if t.product in products and (top <= 0 or t.score / top >= c.min_score)][:limit]
+        passing = [t for t in ranked if top <= 0 or t.score / top >= c.min_score]
+        # The head of the whole ranking stays whatever product is named: a product named in passing
+        # ("the firewall of my Droplets") does not shut out the tool the question is about.
+        head = passing[:min(c.keep_top, limit)]
+        grouped = [t for t in passing if t.product in products and t not in head]
+        picked = sorted([*head, *grouped[:limit - len(head)]], key=ranked.index)
         products = [pr for pr in products if any(t.product == pr for t in picked)]
         return Selection(question, analysis, tuple(picked), tuple(products), len(self.registry) - len(picked),
                          withheld=self.withheld, write_tools_off=off)

@@ -17,14 +17,16 @@ QUERY_KEY = "query-key-0123456789abcdef"
 
 
 @contextlib.contextmanager
-def live(tmp_path: Path, keys: dict[str, str] | None = None, tools=None, **sections):
-    """Build the index for a test config and serve it: yields (server, client)."""
+def live(tmp_path: Path, keys: dict[str, str] | None = None, tools=None, tools_section: dict | None = None,
+         **sections):
+    """Build the index for a test config and serve it: yields (server, client). ``tools``: the tool
+    registry; ``tools_section``: the config's ``tools`` section."""
     from rag.config import load_config
     from rag.pipeline import Pipeline
     from rag.serve import ApiKeys, Service, create_app
     from tests.unit.serve.server import LiveServer
 
-    cfg = load_config(write_config(tmp_path, **sections))
+    cfg = load_config(write_config(tmp_path, **sections, **({"tools": tools_section} if tools_section else {})))
     Pipeline(cfg).build_index()
     service = Service(cfg, keys=ApiKeys.from_env(keys or {}, cfg.serve), tools=tools)
     with LiveServer(create_app(cfg, service)) as srv, httpx.Client(base_url=srv.url, timeout=60) as client:

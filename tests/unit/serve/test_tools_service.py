@@ -60,3 +60,44 @@ def test_asking_for_tools_on_a_server_without_them_is_a_clear_error(tmp_path):
         r = c.post("/v1/answer", json={"question": Q, "tools": True})
         assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_input"
         assert "no tools" in r.json()["error"]["message"]
+
+
+def test_the_signed_end_user_reaches_the_tools_and_the_approval(tmp_path, fake_llm):
+    """A trusted backend signs the end user; the tool function and the write approval see that principal."""
+    from rag.access import Principal
+    from rag.serve.principals import sign
+    from tests.fakes import Reply
+
+    secret, key = "chatbot-secret-0123456789abcdef0123456789", "backend-key-0123456789abcdef"
+    seen: list = []
+    approvals: list = []
+
+    def clusters(project: str, principal=None) -> dict:
+        seen.append(principal)
+        return {"clusters": [{"name": "prod-redis", "flavor_ref": "m5.large", "status": "active"}]}
+
+    def flush(cluster: str, principal=None) -> dict:
+        seen.append(principal)
+        return {"cluster": cluster, "flushed_keys": 3}
+
+    reg = registry().bind(list_redis_clusters=clusters, flush_redis_cache=flush).with_approval(
+        lambda req: approvals.append(req.principal) or req.principal.user == "lee")
+    gen = {"backend": "openai", "model": "fake-model", "base_url": fake_llm.base_url, "max_retries": 0,
+           "max_attempts": 1}
+    env = {"RAG_API_KEYS": f"chatbot:{key}", "RAG_CHATBOT_SECRET": secret}
+    serve = {"keys": {"chatbot": {"trusted_backend": True, "secret_env": "RAG_CHATBOT_SECRET"}}}
+    abstain = Reply(json.dumps({"status": "insufficient_evidence", "answer": "", "citations": []}))
+    with live(tmp_path, keys=env, tools=reg, tools_section={"allow_write": True}, generation=gen,
+              serve=serve) as (_, c):
+        for user in ("lee", "park"):
+            fake_llm.script(tool_calls(("list_redis_clusters", {"project": "p1"}),
+                                       ("flush_redis_cache", {"cluster": "prod-redis"})), Reply("done"), abstain)
+            body = json.dumps({"question": "Redis 캐시를 비우고 클러스터 상태 알려줘"}).encode()
+            headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json",
+                       **sign(secret.encode(), body, {"user": user, "groups": ["ops"]})}
+            r = c.post("/v1/answer", content=body, headers=headers)
+            assert r.status_code == 200, r.text
+            statuses = [x["status"] for x in r.json()["trace"]["tools"]["calls"]]
+            assert statuses == (["ok", "ok"] if user == "lee" else ["ok", "not_approved"])
+    lee, park = Principal(user="lee", groups=("ops",)), Principal(user="park", groups=("ops",))
+    assert seen == [lee, lee, park] and approvals == [lee, park]

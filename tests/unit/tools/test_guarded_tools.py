@@ -243,3 +243,17 @@ def test_every_round_of_the_tool_phase_fits_the_window(tmp_path, fake_llm):
     assert phase.definition_tokens > 0
     # The answer's own prompt is budgeted afresh, without the tool reserve.
     assert res.trace.manifest is None or res.trace.manifest.budget.tools == 0
+
+
+# --------------------------------------------------------------------------- a product named in passing
+def test_a_product_named_in_passing_does_not_shut_out_the_subject(tmp_path, fake_llm):
+    """"VM" is a product; the question is about the slow queries of the database the VM uses. The
+    head of the ranking (tools.keep_top) stays whatever product is named; with keep_top 0 the
+    named product decides alone, as before."""
+    q = "VM에서 쓰는 데이터베이스의 느린 쿼리 기록 조회해줘"
+    p = pipeline(tmp_path / "kept", fake_llm)
+    sel = p.select_tools(q, registry())
+    assert sel.analysis.products_named == ("VM",)
+    assert "get_database_slow_queries" in sel.names and any(registry().get(n).product == "VM" for n in sel.names)
+    alone = pipeline(tmp_path / "alone", fake_llm, tools={"keep_top": 0}).select_tools(q, registry())
+    assert {registry().get(n).product for n in alone.names} == {"VM"}
