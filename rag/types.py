@@ -6,6 +6,7 @@ from types import MappingProxyType
 from typing import Any, Literal, Mapping, Sequence
 
 from rag.access.model import Access, ReaderScope
+from rag.fields import FieldCondition
 
 Ordering = Literal["rank", "reverse", "edges"]  # how the context orders its blocks (context.ordering)
 
@@ -134,8 +135,9 @@ class SearchFilter:
     empty field restricts nothing.
 
     ``versions`` are version labels matched against every document's version (``"2024-01-01"``).
-    ``readers``: the callers' scopes (:class:`rag.access.ReaderScope`); a row must be readable by
-    every one of them. The retrievers add the caller's scope to any request filter
+    ``fields``: conditions on declared metadata fields (:func:`rag.fields.parse_fields`); a
+    document must meet every one. ``readers``: the callers' scopes (:class:`rag.access.ReaderScope`);
+    a row must be readable by every one of them. The retrievers add the caller's scope to any request filter
     (:meth:`restricted_to`), so a request filter narrows what the caller may read and never widens
     it. The filter is applied inside each retriever, before its top-k, so a narrow filter still
     fills the candidate list from the allowed rows."""
@@ -143,6 +145,7 @@ class SearchFilter:
     document_ids: tuple[str, ...] = ()
     versions: tuple[str, ...] = ()
     readers: tuple[ReaderScope, ...] = ()
+    fields: tuple[FieldCondition, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("document_ids", "versions"):
@@ -153,19 +156,24 @@ class SearchFilter:
         if not all(isinstance(r, ReaderScope) for r in self.readers):
             raise TypeError(f"SearchFilter.readers must be ReaderScope values, got {self.readers!r:.120}")
         object.__setattr__(self, "readers", tuple(dict.fromkeys(self.readers)))
+        if not all(isinstance(c, FieldCondition) for c in self.fields):
+            raise TypeError(f"SearchFilter.fields must be FieldCondition values, got {self.fields!r:.120}")
+        object.__setattr__(self, "fields", tuple(sorted(set(self.fields), key=lambda c: (c.field, c.op, repr(c.value)))))
 
     def __bool__(self) -> bool:
-        return bool(self.document_ids or self.versions or self.readers)
+        return bool(self.document_ids or self.versions or self.readers or self.fields)
 
-    def allows(self, document_id: str, version: str, access: Access | None = None) -> bool:
-        """Whether the rows of one document version (with its ``access``) pass the filter."""
+    def allows(self, document_id: str, version: str, access: Access | None = None,
+               metadata: Mapping[str, Any] | None = None) -> bool:
+        """Whether the rows of one document version (with its ``access`` and ``metadata``) pass."""
         return ((not self.document_ids or document_id in self.document_ids)
                 and (not self.versions or version in self.versions)
-                and all(r.allows(access) for r in self.readers))
+                and all(r.allows(access) for r in self.readers)
+                and all(c.holds(metadata) for c in self.fields))
 
     def restricted_to(self, scope: ReaderScope) -> "SearchFilter":
         """This filter intersected with what ``scope`` may read (the request's restrictions kept)."""
-        return SearchFilter(self.document_ids, self.versions, self.readers + (scope,))
+        return SearchFilter(self.document_ids, self.versions, self.readers + (scope,), self.fields)
 
     @staticmethod
     def within(where: "SearchFilter | None", scope: ReaderScope) -> "SearchFilter":

@@ -1,8 +1,9 @@
 """Reading a questions file for a batch run: JSONL or plain text, checked line by line.
 
-JSONL: ``{"id", "question", "history"?, "principal"?}`` per line (``principal``: ``{"user",
-"groups", "tenant"}``, who asks; a line without one uses the run's default, e.g. ``rag batch
---as``); any other field is kept as ``gold`` for evaluation. Plain text: one question a line; its
+JSONL: ``{"id", "question", "history"?, "principal"?, "filters"?}`` per line (``principal``:
+``{"user", "groups", "tenant"}``, who asks; a line without one uses the run's default, e.g. ``rag
+batch --as``; ``filters``: ``{"document_ids", "versions", "fields"}`` as the service takes them);
+any other field is kept as ``gold`` for evaluation. Plain text: one question a line; its
 id is ``t-`` + the first 12 hex digits of the question's SHA-1, so the same text keeps its id when
 lines move.
 """
@@ -18,7 +19,8 @@ from typing import Any, Literal, Mapping, Sequence
 from rag._io import parse_json_object
 from rag.access.model import Principal
 from rag.errors import ConfigError, InputError
-from rag.types import Turn, turns_from_json
+from rag.fields import parse_fields
+from rag.types import SearchFilter, Turn, turns_from_json
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +44,7 @@ class BatchQuestion:
     history: tuple[Turn, ...] = ()
     gold: Mapping[str, Any] = field(default_factory=dict)  # the input line's other fields (expected answers …)
     principal: Principal | None = None  # who asks (None: anonymous)
+    where: SearchFilter | None = None  # the line's filters
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "gold", MappingProxyType(dict(self.gold)))
@@ -82,7 +85,25 @@ def _sniff(path: Path, lines: Sequence[bytes]) -> Literal["jsonl", "text"]:
     return "text"
 
 
-def _parse_jsonl_line(text: str) -> tuple[str, str, tuple[Turn, ...], dict, Principal | None, bool]:
+def _line_filter(obj: dict, declared: Mapping[str, str]) -> SearchFilter | None:
+    """A line's ``"filters"`` (``{"document_ids", "versions", "fields"}``, as the service takes them)."""
+    f = obj.get("filters")
+    if f is None:
+        return None
+    if not isinstance(f, dict) or set(f) - {"document_ids", "versions", "fields"}:
+        raise ValueError("'filters' must be an object with document_ids, versions and/or fields")
+    ids, versions = f.get("document_ids") or [], f.get("versions") or []
+    if not all(isinstance(x, list) and all(isinstance(v, str) and v for v in x) for x in (ids, versions)):
+        raise ValueError("'filters': document_ids and versions must be lists of non-empty strings")
+    try:
+        where = SearchFilter(tuple(ids), tuple(versions), fields=parse_fields(f.get("fields"), declared))
+    except InputError as exc:
+        raise ValueError(f"'filters': {exc}") from None
+    return where or None
+
+
+def _parse_jsonl_line(text: str, declared: Mapping[str, str] | None = None
+                      ) -> tuple[str, str, tuple[Turn, ...], dict, Principal | None, bool, SearchFilter | None]:
     obj = parse_json_object(text)
     q = obj.get("question")
     if not isinstance(q, str) or not q.strip():
@@ -92,18 +113,22 @@ def _parse_jsonl_line(text: str) -> tuple[str, str, tuple[Turn, ...], dict, Prin
         qid = text_id(q.strip())
     elif isinstance(qid, bool) or not isinstance(qid, (str, int)) or not str(qid).strip():
         raise ValueError(f"'id' must be a non-empty string or integer, got {qid!r}")
-    gold = {k: v for k, v in obj.items() if k not in ("id", "question", "history", "principal")}
+    gold = {k: v for k, v in obj.items() if k not in ("id", "question", "history", "principal", "filters")}
     try:
         principal = Principal.parse(obj.get("principal"), "'principal'")
     except InputError as exc:
         raise ValueError(str(exc)) from None
-    return str(qid).strip(), q.strip(), turns_from_json(obj.get("history")), gold, principal, "principal" in obj
+    where = _line_filter(obj, declared or {})
+    return (str(qid).strip(), q.strip(), turns_from_json(obj.get("history")), gold, principal, "principal" in obj,
+            where)
 
 
 def read_questions(path: str | Path, *, format: Literal["auto", "jsonl", "text"] = "auto",
-                   on_invalid: Literal["stop", "skip"] = "stop", principal: Principal | None = None) -> QuestionSet:
+                   on_invalid: Literal["stop", "skip"] = "stop", principal: Principal | None = None,
+                   filter_fields: Mapping[str, str] | None = None) -> QuestionSet:
     """Read and check a questions file. ``principal``: who asks the questions of lines that name
-    none (a line's ``"principal"``, even ``null``, replaces it).
+    none (a line's ``"principal"``, even ``null``, replaces it). ``filter_fields``: the fields a
+    line's ``"filters"`` may name (``retrieval.filter_fields``).
 
     Malformed lines and duplicate ids are collected with their line numbers; with
     ``on_invalid="stop"`` any problem raises :class:`BatchInputError` listing them, with
@@ -139,10 +164,10 @@ def read_questions(path: str | Path, *, format: Literal["auto", "jsonl", "text"]
             continue
         if fmt == "text":
             q = text.strip()
-            qid, history, gold, who = text_id(q), (), {}, principal
+            qid, history, gold, who, where = text_id(q), (), {}, principal, None
         else:
             try:
-                qid, q, history, gold, own, named = _parse_jsonl_line(text)
+                qid, q, history, gold, own, named, where = _parse_jsonl_line(text, filter_fields)
                 who = own if named else principal
             except ValueError as exc:
                 problems.append(InputProblem(lineno, "malformed", str(exc)))
@@ -152,7 +177,7 @@ def read_questions(path: str | Path, *, format: Literal["auto", "jsonl", "text"]
                                          f"id {qid!r} already used on line {first_line[qid]}"))
             continue
         first_line[qid] = lineno
-        questions.append(BatchQuestion(qid, q, lineno, len(questions), history, gold, who))
+        questions.append(BatchQuestion(qid, q, lineno, len(questions), history, gold, who, where))
     if problems and on_invalid == "stop":
         shown = "\n".join("  " + pr.describe(p) for pr in problems[:MAX_LISTED_PROBLEMS])
         more = f"\n  … and {len(problems) - MAX_LISTED_PROBLEMS} more" if len(problems) > MAX_LISTED_PROBLEMS else ""

@@ -65,7 +65,8 @@ class AnswerLike(Protocol):
 
 class Answerer(Protocol):
     """Anything that answers (a ``Pipeline``). A question with a principal is asked with the keyword
-    ``principal=`` (a :class:`rag.access.Principal`); one without is asked without it (anonymous)."""
+    ``principal=`` (a :class:`rag.access.Principal`); one without is asked without it (anonymous). A
+    question with filters is asked with ``where=`` (a :class:`rag.types.SearchFilter`)."""
 
     def answer(self, question: str, history: Sequence[Any] = ()) -> AnswerLike: ...
 
@@ -73,7 +74,9 @@ class Answerer(Protocol):
 
 
 def _who(q: BatchQuestion) -> dict:
-    return {"principal": q.principal} if q.principal is not None else {}
+    """The keywords of the question's own options: who asks, and its filters (only when it has them)."""
+    return {**({"principal": q.principal} if q.principal is not None else {}),
+            **({"where": q.where} if q.where is not None else {})}
 
 
 # --------------------------------------------------------------------------- the runner

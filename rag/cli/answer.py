@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rag.cli.common import announce_gate, cli_principal, load_history, make_pipeline, progress_bar
+from rag.cli.common import announce_gate, cli_principal, cli_where, load_history, make_pipeline, progress_bar
 
 
 def _print_candidates(result, limit: int) -> None:
@@ -18,7 +18,7 @@ def _print_candidates(result, limit: int) -> None:
 
 def cmd_search(args) -> int:
     p = make_pipeline(args)
-    result = p.search(args.query, candidates=args.top, principal=cli_principal(args))
+    result = p.search(args.query, candidates=args.top, where=cli_where(args, p), principal=cli_principal(args))
     if args.json:
         print(json.dumps({"query": result.query, "config_hash": p.config.hash,
                           "timings_ms": {k: round(v, 3) for k, v in result.timings_ms.items()},
@@ -63,7 +63,8 @@ def print_messages(messages) -> None:
 
 def cmd_context(args) -> int:
     p = make_pipeline(args)
-    _, prompt = p.build_prompt(args.question, load_history(args.history), principal=cli_principal(args))
+    _, prompt = p.build_prompt(args.question, load_history(args.history), where=cli_where(args, p),
+                               principal=cli_principal(args))
     manifest = prompt.manifest.to_json()
     if args.json:
         out = {"question": args.question, "config_hash": p.config.hash, "manifest": manifest}
@@ -116,7 +117,7 @@ def cmd_ask(args) -> int:
     p = make_pipeline(args)
     history = load_history(args.history)
     announce_gate(p)
-    res = p.answer(args.question, history, principal=cli_principal(args))
+    res = p.answer(args.question, history, where=cli_where(args, p), principal=cli_principal(args))
     if args.json:
         print(json.dumps(res.to_json(), ensure_ascii=False, indent=2))
     else:

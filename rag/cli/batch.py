@@ -20,13 +20,13 @@ def cmd_batch(args) -> int:
     from rag.batch.runner import BatchRunner
     from rag.config import BatchConfig
 
+    p = make_pipeline(args)
     qs = read_questions(args.questions, format=args.format, on_invalid=args.on_invalid,
-                        principal=cli_principal(args))
+                        principal=cli_principal(args), filter_fields=p.config.retrieval.filter_fields)
     if qs.problems:
         print(f"skipped {len(qs.problems)} bad input line(s): "
               + ", ".join(f"{p.line} ({p.kind})" for p in qs.problems[:10])
               + (" …" if len(qs.problems) > 10 else ""), file=sys.stderr)
-    p = make_pipeline(args)
     if not callable(getattr(p, "answer", None)):
         from rag.errors import RagError
 

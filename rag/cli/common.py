@@ -105,3 +105,46 @@ def cli_principal(args):
     if user is None and not groups and tenant is None:
         return None
     return Principal(user, tuple(groups), tenant)
+
+
+FILTER_HELP = ("only documents whose metadata meets FIELD=VALUE (FIELD=A,B: one of), FIELD>=V, >, <=, <; "
+               "repeatable; the fields retrieval.filter_fields declares")
+
+
+def filter_options(s) -> None:
+    """``--filter FIELD=VALUE`` (repeatable): metadata filters on declared fields."""
+    s.add_argument("--filter", dest="filters", action="append", metavar="COND", default=None, help=FILTER_HELP)
+
+
+def cli_where(args, pipeline):
+    """The ``--filter`` conditions as a request filter, or None; a bad one is a FieldFilterError."""
+    import re
+
+    from rag.fields import FieldFilterError
+
+    conds = getattr(args, "filters", None) or []
+    if not conds:
+        return None
+    declared = pipeline.config.retrieval.filter_fields
+    spec: dict = {}
+    for text in conds:
+        m = re.fullmatch(r"\s*([^<>=\s]+)\s*(>=|<=|>|<|=)\s*(.*?)\s*", text)
+        if m is None:
+            raise FieldFilterError(f"--filter {text!r}: write FIELD=VALUE, FIELD>=VALUE, FIELD<VALUE...")
+        name, op, raw = m.groups()
+        kind = declared.get(name, "keyword")
+        values = [_cli_value(kind, v) for v in raw.split(",")] if op == "=" else [_cli_value(kind, raw)]
+        key = {">=": "gte", "<=": "lte", ">": "gt", "<": "lt"}.get(op, "in" if len(values) > 1 else "eq")
+        spec.setdefault(name, {})[key] = values if key == "in" else values[0]
+    return pipeline.where(spec)
+
+
+def _cli_value(kind: str, text: str):
+    if kind == "number":
+        try:
+            return float(text) if any(c in text for c in ".eE") else int(text)
+        except ValueError:
+            return text  # the filter check names the field and the bad value
+    if kind == "bool":
+        return {"true": True, "false": False}.get(text.lower(), text)
+    return text

@@ -8,7 +8,7 @@ import logging
 import sys
 
 from rag.cli.answer import cmd_ask, cmd_context, cmd_demo, cmd_search
-from rag.cli.common import DEFAULT_CONFIG, principal_options
+from rag.cli.common import DEFAULT_CONFIG, filter_options, principal_options
 from rag.cli.evaluate import (cmd_calibrate, cmd_eval_abstention, cmd_eval_addressing, cmd_eval_answers,
                               cmd_eval_claims, cmd_eval_retrieval, cmd_train_reranker)
 from rag.cli.index import cmd_add, cmd_delete, cmd_index, cmd_migrate
@@ -64,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     principal_options(s)
+    filter_options(s)
     s.set_defaults(func=cmd_search)
 
     s = sub.add_parser("context", help="retrieve and build the budgeted prompt; print its manifest")
@@ -74,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     principal_options(s)
+    filter_options(s)
     s.set_defaults(func=cmd_context)
 
     s = sub.add_parser("ask", help="answer a question with validated citations (or abstain)")
@@ -83,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print the whole AnswerResult (with its trace) as JSON")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     principal_options(s)
+    filter_options(s)
     s.set_defaults(func=cmd_ask)
 
     s = sub.add_parser("eval-retrieval", help="nDCG/recall/MRR of bm25, dense and hybrid on a BEIR dataset")

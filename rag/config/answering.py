@@ -56,6 +56,9 @@ class RetrievalConfig(Section):
     # Which versions of a document may be answered from (the index keeps every version):
     # latest | all | {as_of: DATE}. Dropped older versions are listed as ``superseded``.
     versions: Literal["latest", "all"] | VersionsAsOf = "latest"
+    # Metadata fields a request may filter on, with their types (keyword | number | date | bool):
+    # {department: keyword, year: number, effective: date}. See rag.fields and docs/retrieval.md.
+    filter_fields: dict[str, Literal["keyword", "number", "date", "bool"]] = {}
 
 
 class GuidelineConfig(Section):

@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Mapping
+from types import MappingProxyType
+from typing import Any, Mapping
 
 from rag import __version__
 from rag.access.model import Access, stored_access
@@ -42,14 +43,14 @@ class DocumentRecord:
     n_chunks: int
     metadata: str  # JSON text, so the record stays hashable and frozen
 
-    @property
-    def meta(self) -> dict:
-        """The metadata as a dict (``{}`` when it is empty or not a JSON object)."""
+    @cached_property
+    def meta(self) -> Mapping[str, Any]:
+        """The metadata, read-only (empty when it is empty or not a JSON object); parsed once."""
         try:
             meta = json.loads(self.metadata) if self.metadata else {}
         except ValueError:
-            return {}
-        return meta if isinstance(meta, dict) else {}
+            meta = {}
+        return MappingProxyType(meta if isinstance(meta, dict) else {})
 
     @cached_property
     def access(self) -> Access | None:

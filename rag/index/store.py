@@ -286,14 +286,16 @@ class HybridIndex:
         spans = cached[1]
         records = self.documents if documents is None else documents
         readers = needs_readers(where, self._restricted(records))
-        if not readers and not (where.document_ids or where.versions):
+        if not readers and not (where.document_ids or where.versions or where.fields):
             return np.arange(len(chunks), dtype=np.int64)
 
         def allowed(key: tuple[str, str]) -> bool:
-            if not readers:
+            if not readers and not where.fields:
                 return where.allows(key[0], key[1])
             rec = records.get(key)
-            return where.allows(*key, rec.access if rec is not None else NOBODY)
+            if rec is None:
+                return where.allows(*key, NOBODY, None) if readers else where.allows(*key, None, None)
+            return where.allows(*key, rec.access, rec.meta)
 
         keep = [np.arange(a, b) for key, (a, b) in sorted(spans.items(), key=lambda kv: kv[1]) if allowed(key)]
         return np.concatenate(keep).astype(np.int64) if keep else np.zeros(0, np.int64)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, AsyncIterator, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, AsyncIterator, Iterable, Mapping, Sequence
 
 from rag.access.model import Principal
 from rag.access.scope import check_principal
@@ -12,6 +12,7 @@ from rag.answer.validation import CitationValidator
 from rag.config import RagConfig, load_config
 from rag.context.prompt import Guideline, Prompt, PromptBuilder
 from rag.errors import InputError
+from rag.fields import parse_fields
 from rag.index.backend import IndexBackend
 from rag.index.chunking import Chunker
 from rag.index.embedders import Embedder
@@ -227,6 +228,15 @@ class Pipeline:
         if tools is not None:
             self.components.tool_generator()  # a config that cannot call tools fails before any work
         return State(Request(question, history, where, top_k, ordering, tools, principal), t0, search=search)
+
+    def where(self, fields: Mapping[str, Any] | None = None, *, document_ids: Sequence[str] = (),
+              versions: Sequence[str] = ()) -> SearchFilter:
+        """A request filter: documents whose metadata meets ``fields`` (``{"department": "hr", "year":
+        {"gte": 2020}}``, on the fields ``retrieval.filter_fields`` declares; a
+        :class:`rag.fields.FieldFilterError` names what is wrong), and/or these documents and
+        versions. Pass it as ``where=`` to search, retrieve, build_prompt, answer and astream."""
+        return SearchFilter(tuple(document_ids), tuple(versions),
+                            fields=parse_fields(fields, self.config.retrieval.filter_fields))
 
     def search(self, query: str, candidates: int | None = None, where: SearchFilter | None = None, *,
                principal: Principal | None = None) -> SearchResult:

@@ -56,12 +56,14 @@ class HybridRetriever:
             return []
         return index.search_bm25(query, k, where)
 
-    def bm25(self, query: str, k: int | None = None, *, principal: Principal | None = None) -> list[ScoredChunk]:
-        return self.index.search_bm25(check_query(query), k or self.config.bm25_top_k, self.restrict(None, principal))
+    def bm25(self, query: str, k: int | None = None, *, where: SearchFilter | None = None,
+             principal: Principal | None = None) -> list[ScoredChunk]:
+        return self.index.search_bm25(check_query(query), k or self.config.bm25_top_k, self.restrict(where, principal))
 
-    def dense(self, query: str, k: int | None = None, *, principal: Principal | None = None) -> list[ScoredChunk]:
+    def dense(self, query: str, k: int | None = None, *, where: SearchFilter | None = None,
+              principal: Principal | None = None) -> list[ScoredChunk]:
         vec = self.embedder.embed_queries([check_query(query)])[0]
-        return self.index.search_dense(vec, k or self.config.dense_top_k, self.restrict(None, principal))
+        return self.index.search_dense(vec, k or self.config.dense_top_k, self.restrict(where, principal))
 
     def search(self, query: str, candidates: int | None = None, where: SearchFilter | None = None, *,
                principal: Principal | None = None) -> SearchResult:

@@ -49,7 +49,8 @@ async def answer_once(svc: Service, req: AnswerRequest, who: Reader | None = Non
     """The validated answer on the pinned pipeline for ``who`` (None: anonymous), counted in the metrics."""
     p = svc.pinned()
     tools = svc.tools if use_tools(svc, req) else None
-    result = await p.aanswer(req.question, req.turns(), where=req.where(), top_k=req.top_k, ordering=req.ordering,
+    where = req.where(p.config.retrieval.filter_fields)
+    result = await p.aanswer(req.question, req.turns(), where=where, top_k=req.top_k, ordering=req.ordering,
                              tools=tools, principal=who)
     svc.metrics.observe_answer(result)
     return Served(result, p.index.version_name)
@@ -83,7 +84,8 @@ async def answer_events(svc: Service, req: AnswerRequest, with_trace: bool,
         yield "done", {"trace": trace if with_trace else None}
         return
     p = svc.pinned()
-    async for ev in p.astream(req.question, req.turns(), where=req.where(), top_k=req.top_k, ordering=req.ordering,
+    where = req.where(p.config.retrieval.filter_fields)
+    async for ev in p.astream(req.question, req.turns(), where=where, top_k=req.top_k, ordering=req.ordering,
                               principal=who):
         if isinstance(ev, Searched):
             yield "retrieval", {"index_version": p.index.version_name,

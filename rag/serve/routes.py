@@ -63,6 +63,14 @@ async def metrics(svc: Service = Depends(service)):
     return Response(body, media_type=ctype)
 
 
+def checked_filters(svc: Service, req: AnswerRequest) -> None:
+    """A bad filter as a 400 before a stream starts (once it has, errors go in-band)."""
+    try:
+        req.where(svc.config.retrieval.filter_fields)
+    except InputError as exc:
+        raise from_library(exc) from None
+
+
 # -- questions -------------------------------------------------------------------------------
 @router.post("/v1/answer")
 async def answer(request: Request, req: AnswerRequest = Depends(JsonBody(AnswerRequest)),
@@ -73,6 +81,7 @@ async def answer(request: Request, req: AnswerRequest = Depends(JsonBody(AnswerR
     with_trace = s.trace if req.trace is None else req.trace
     if req.stream:
         svc.require_ready()  # a real 503 before the stream starts
+        checked_filters(svc, req)  # and a real 400 for a bad filter
         return await sse_response(svc, answer_events(svc, req, with_trace, who))
     served = await bounded(svc, answer_once(svc, req, who))
     return JSONResponse(result_json(served, with_trace), headers=version_header(served))
@@ -86,8 +95,8 @@ async def search(request: Request, req: SearchRequest = Depends(JsonBody(SearchR
 
     async def work():
         p = svc.pinned()
-        res = await svc.run(p.search, req.query, req.top, req.filters.to_filter() if req.filters else None,
-                            principal=who)
+        where = req.filters.to_filter(p.config.retrieval.filter_fields) if req.filters else None
+        res = await svc.run(p.search, req.query, req.top, where, principal=who)
         return {"query": res.query, "config_hash": p.config.hash, "index_version": p.index.version_name,
                 "timings_ms": {k: round(v, 3) for k, v in res.timings_ms.items()},
                 "candidates": [c.to_json() for c in res.candidates[:req.top]]}
@@ -103,7 +112,8 @@ async def context(request: Request, req: ContextRequest = Depends(JsonBody(Conte
 
     async def work():
         p = svc.pinned()
-        _, prompt = await svc.run(p.build_prompt, req.question, req.turns(), where=req.where(), top_k=req.top_k,
+        where = req.where(p.config.retrieval.filter_fields)
+        _, prompt = await svc.run(p.build_prompt, req.question, req.turns(), where=where, top_k=req.top_k,
                                   ordering=req.ordering, principal=who)
         out = {"question": req.question, "config_hash": p.config.hash, "index_version": p.index.version_name,
                "manifest": prompt.manifest.to_json()}
@@ -123,6 +133,7 @@ async def chat(request: Request, req: ChatRequest = Depends(JsonBody(ChatRequest
     ask = AnswerRequest(question=question, history=history, filters=req.rag)
     if req.stream:
         svc.require_ready()
+        checked_filters(svc, ask)
         return await sse_response(svc, stream_chunks(lambda: answer_once(svc, ask, who), s.model_name),
                                   openai=True)
     served = await bounded(svc, answer_once(svc, ask, who))

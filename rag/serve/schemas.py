@@ -1,10 +1,11 @@
 """Request bodies of ``rag serve`` (validated with pydantic; unknown keys are refused)."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rag.fields import parse_fields
 from rag.types import Document, Ordering, SearchFilter, Turn
 
 
@@ -13,13 +14,16 @@ class _Body(BaseModel):
 
 
 class Filters(_Body):
-    """Only these documents and/or versions (``versions`` replaces the version policy)."""
+    """Only these documents and/or versions (``versions`` replaces the version policy), and only
+    documents whose metadata meets ``fields`` (conditions on ``retrieval.filter_fields``)."""
 
     document_ids: tuple[str, ...] = ()
     versions: tuple[str, ...] = ()
+    fields: dict[str, Any] = Field(default_factory=dict, description='{"department": "hr", "year": {"gte": 2020}}')
 
-    def to_filter(self) -> SearchFilter | None:
-        f = SearchFilter(tuple(x for x in self.document_ids if x), tuple(x for x in self.versions if x))
+    def to_filter(self, declared: Mapping[str, str]) -> SearchFilter | None:
+        f = SearchFilter(tuple(x for x in self.document_ids if x), tuple(x for x in self.versions if x),
+                         fields=parse_fields(self.fields, declared))
         return f if f else None
 
 
@@ -42,8 +46,9 @@ class _Question(_Body):
     def turns(self) -> tuple[Turn, ...]:
         return tuple(Turn(t.role, t.content) for t in self.history)
 
-    def where(self) -> SearchFilter | None:
-        return self.filters.to_filter() if self.filters is not None else None
+    def where(self, declared: Mapping[str, str]) -> SearchFilter | None:
+        """The request's filter; ``declared``: the config's ``retrieval.filter_fields``."""
+        return self.filters.to_filter(declared) if self.filters is not None else None
 
     @property
     def top_k(self) -> int | None:

@@ -60,13 +60,13 @@ EMPTY = View(0, 0, (), {}, {})
 
 
 def readable(view: View, where: SearchFilter) -> tuple[list[str], list[str]]:
-    """The incarnations of ``view``'s documents that ``where``'s readers may read, and those they
-    may not (each sorted); decided on the document records' access metadata."""
+    """The incarnations of ``view``'s documents that ``where``'s readers may read and whose metadata
+    meets its field conditions, and the others (each sorted); decided on the document records."""
     yes, no = [], []
     for key, rec in view.documents.items():
         inc = view.incarnations.get(key)
         if inc is not None:
-            (yes if where.allows(key[0], key[1], rec.access) else no).append(inc)
+            (yes if where.allows(key[0], key[1], rec.access, rec.meta) else no).append(inc)
     return sorted(yes), sorted(no)
 
 
@@ -84,7 +84,7 @@ def view_filter(view: View, where: SearchFilter | None, restricted: bool = True)
             parts.append(one_of("doc_id", where.document_ids))
         if where.versions:
             parts.append(one_of("doc_version", where.versions))
-        if needs_readers(where, restricted):
+        if needs_readers(where, restricted) or where.fields:
             yes, no = readable(view, where)
             if not yes:
                 return None

@@ -108,3 +108,45 @@ def check(backend, tmp_path, specs, asks) -> None:
        asks=st.lists(st.tuples(principal_st, st.integers(0, 5)), min_size=1, max_size=3))
 def test_nothing_of_a_forbidden_document_leaks(backend, tmp_path, specs, asks):
     check(backend, tmp_path, specs, asks)
+
+
+# --------------------------------------------------------------------------- with metadata filters
+DEPTS = ["hr", "ops", "fin"]
+FIELDS = {"dept": "keyword", "year": "number"}
+filter_st = st.one_of(
+    st.fixed_dictionaries({"dept": st.sampled_from(DEPTS)}),
+    st.fixed_dictionaries({"year": st.fixed_dictionaries({"gte": st.integers(2019, 2025)})}),
+    st.fixed_dictionaries({"dept": st.lists(st.sampled_from(DEPTS), min_size=1, max_size=2, unique=True),
+                           "year": st.fixed_dictionaries({"lt": st.integers(2019, 2026)})}))
+
+
+def with_fields(docs: list[Document], fields) -> list[Document]:
+    """The documents with a department and a year each (drawn per document)."""
+    return [Document(d.id, d.text, d.version, d.title, d.uri, {**d.metadata, "dept": dept, "year": year})
+            for d, (dept, year) in zip(docs, fields)]
+
+
+@settings(max_examples=8, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(specs=st.lists(doc_st, min_size=2, max_size=6),
+       fields=st.lists(st.tuples(st.sampled_from(DEPTS), st.integers(2018, 2026)), min_size=6, max_size=6),
+       asks=st.lists(st.tuples(principal_st, filter_st, st.integers(0, 5)), min_size=1, max_size=3))
+def test_a_metadata_filter_narrows_and_never_widens(backend, tmp_path, specs, fields, asks):
+    """Whatever the filter: every candidate is readable and meets it, and the best of the readable
+    documents that meet it is found, as in an index holding only them."""
+    docs = with_fields(build_corpus(specs), fields)
+    base = Pipeline(load_config(write_config(tmp_path, index=backend.index, retrieval={"filter_fields": FIELDS})))
+    full = Pipeline(base.config, embedder=base.embedder, index=base.new_index(docs))
+    for principal, spec, pick in asks:
+        where = full.where(spec)
+        keep = [d for d in docs if can_read(principal, document_access(d.id, d.metadata))
+                and all(c.holds(d.metadata) for c in where.fields)]
+        target = docs[pick % len(docs)]
+        query = f"{target.text.split()[0]} {markers(docs.index(target), target.version)['canary']}"
+        got = full.search(query, where=where, principal=principal).candidates
+        keys = {d.key for d in keep}
+        assert all((c.chunk.document_id, c.chunk.document_version) in keys for c in got), (spec, principal)
+        if target in keep:
+            alone = Pipeline(base.config, embedder=base.embedder, index=base.new_index(keep)) \
+                .search(query, principal=principal).candidates
+            assert got and alone and got[0].chunk.document_id == alone[0].chunk.document_id == target.id
