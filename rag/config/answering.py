@@ -268,3 +268,7 @@ class SecurityConfig(Section):
     default_access: Literal["public", "private"] = "public"
     # true: a request without a principal (user, groups or tenant) is refused (PrincipalRequiredError)
     require_principal: bool = False
+    # none: BM25 statistics (idf, average length) over the whole index, counting documents the caller
+    # cannot read; tenant: over the documents of the caller's tenant and those shared by every tenant
+    # (local backend; on Milvus give each tenant its own collection). See docs/security.md.
+    isolate: Literal["none", "tenant"] = "none"

@@ -129,6 +129,13 @@ class BM25Index:
         else:
             self._scorer = _RankBm25Scorer(self.doc_ids, self.k1, self.b)
 
+    def subset(self, rows: Sequence[int]) -> "BM25Index":
+        """An index of these rows alone (the same vocabulary): its idf and average length are theirs."""
+        sub = BM25Index(self.config)
+        sub.vocab = self.vocab
+        sub.set_documents([self.doc_ids[i] for i in rows])
+        return sub
+
     def scores(self, query_terms: Sequence[str]) -> np.ndarray:
         if self._scorer is None or not self.doc_ids:
             return np.zeros(len(self.doc_ids), dtype=np.float32)

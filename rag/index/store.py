@@ -30,7 +30,6 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from rag import __version__
-from rag.access.model import NOBODY
 from rag._io import fsync_dir, fsync_file, fsync_tree, read_jsonl
 from rag.config import RagConfig
 from rag.text.analyzers import Analyzer
@@ -48,6 +47,7 @@ from rag.errors import (
 from rag.index.layout import (FORMAT_VERSION, DocumentRecord, IndexParams, RestrictedCache, check_params,
                               chunk_from_json, chunking_name, current_version, needs_readers, version_numbers)
 from rag.index.loaders import check_unique
+from rag.index.rowmask import DocumentTable
 from rag.index.updates import (IndexedDocument, Progress, UpdateReport, check_replace, chunk_and_embed, keys_of,
                                labels, passage_text, replace_plan, split_new)
 from rag.types import Chunk, Document, ScoredChunk, SearchFilter
@@ -96,9 +96,11 @@ class HybridIndex:
         self._write_lock = threading.RLock()  # one update at a time
         self.version_name: str | None = None  # the saved version folder these contents are (v-000007), if any
         self._read_only = False
-        # chunks list -> row span of each (document id, version); shared with snapshots, latest version only
-        self._row_spans: dict[str, tuple[object, dict[tuple[str, str], tuple[int, int]]]] = {}
+        # (chunks list, records) -> their DocumentTable (rows coded for filtering); latest version only
+        self._row_spans: dict[str, tuple[object, object, DocumentTable]] = {}
         self._restricted = RestrictedCache()  # whether any document has access metadata
+        # security.isolate: tenant: (the chunks list, {tenant: (its rows, a BM25 index of them)})
+        self._tenant_indexes: tuple[object, dict] = (None, {})
 
     # -- properties ----------------------------------------------------------
     def __len__(self) -> int:
@@ -153,6 +155,7 @@ class HybridIndex:
         twin._read_only = False
         twin._row_spans = {}
         twin._restricted = RestrictedCache()
+        twin._tenant_indexes = (None, {})
         return twin
 
     def _writable(self, op: str) -> None:
@@ -271,47 +274,61 @@ class HybridIndex:
 
     # -- searching -------------------------------------------------------------
     def rows_for(self, chunks: list, where: SearchFilter, documents: dict | None = None) -> np.ndarray:
-        """Row numbers of ``chunks`` (one version's rows, sorted by document id, version, ordinal)
-        that ``where`` allows, ascending. ``documents``: the records of the same version (default the
-        current ones); a filter with readers checks each document's access there (a row without a
-        record is nobody's)."""
-        cached = self._row_spans.get("latest")
-        if cached is None or cached[0] is not chunks:
-            spans: dict[tuple[str, str], tuple[int, int]] = {}
-            for i, c in enumerate(chunks):
-                key = (c.document_id, c.document_version)
-                start = spans.get(key, (i, i))[0]
-                spans[key] = (start, i + 1)
-            cached = self._row_spans["latest"] = (chunks, spans)
-        spans = cached[1]
+        """Row numbers of ``chunks`` (one version's rows) that ``where`` allows, ascending.
+        ``documents``: the records of the same version (default the current ones); a filter with
+        readers checks each document's access there (a row without a record is nobody's), a filter
+        with field conditions its metadata. Decided once per distinct value (:mod:`rowmask`)."""
         records = self.documents if documents is None else documents
         readers = needs_readers(where, self._restricted(records))
         if not readers and not (where.document_ids or where.versions or where.fields):
             return np.arange(len(chunks), dtype=np.int64)
+        return self._table(chunks, records).allowed_rows(where, readers)
 
-        def allowed(key: tuple[str, str]) -> bool:
-            if not readers and not where.fields:
-                return where.allows(key[0], key[1])
-            rec = records.get(key)
-            if rec is None:
-                return where.allows(*key, NOBODY, None) if readers else where.allows(*key, None, None)
-            return where.allows(*key, rec.access, rec.meta)
-
-        keep = [np.arange(a, b) for key, (a, b) in sorted(spans.items(), key=lambda kv: kv[1]) if allowed(key)]
-        return np.concatenate(keep).astype(np.int64) if keep else np.zeros(0, np.int64)
+    def _table(self, chunks: list, records: dict) -> DocumentTable:
+        """The document table of ``chunks`` and ``records`` (built once per version)."""
+        cached = self._row_spans.get("latest")
+        if cached is None or cached[0] is not chunks or cached[1] is not records:
+            row_keys = [(c.document_id, c.document_version) for c in chunks]
+            table = DocumentTable(sorted(set(row_keys)), records, row_keys)
+            cached = self._row_spans["latest"] = (chunks, records, table)
+        return cached[2]
 
     def search_bm25(self, query: str, k: int, where: SearchFilter | None = None) -> list[ScoredChunk]:
         """The top ``k`` chunks by BM25 (score > 0); ``where`` keeps only the rows it allows."""
         with self._lock:
             chunks, bm25, documents = self.chunks, self.bm25, self.documents
         rows = self.rows_for(chunks, where, documents) if where else None
-        if rows is not None and len(rows) < len(chunks):  # a filter that allows every row is no filter
+        tenant = self._tenant_bm25(chunks, bm25, documents, where)
+        if tenant is not None:  # security.isolate: tenant scores with the tenant's own statistics
+            part, sub_index = tenant
+            scores = np.zeros(len(chunks), dtype=np.float32)
+            scores[part] = sub_index.scores(self.analyzer(query))
+            rows = part if rows is None else np.intersect1d(rows, part)
+            sub, s = top_k_desc(scores[rows], k, positive_only=True) if len(rows) else (rows, rows)
+            idx, scores = rows[sub], s
+        elif rows is not None and len(rows) < len(chunks):  # a filter that allows every row is no filter
             scores = bm25.scores(self.analyzer(query))
             sub, s = top_k_desc(scores[rows], k, positive_only=True) if len(rows) else (rows, rows)
             idx, scores = rows[sub], s
         else:
             idx, scores = bm25.top_k(self.analyzer(query), k)
         return [ScoredChunk(chunks[i], float(s), r + 1) for r, (i, s) in enumerate(zip(idx, scores))]
+
+    def _tenant_bm25(self, chunks: list, bm25: BM25Index, documents: dict, where: SearchFilter | None):
+        """(rows, BM25 index of those rows) of the caller's tenant under ``security.isolate: tenant``
+        (the tenant of the request's readers; none: the documents every tenant shares), else None."""
+        if self.config.security.isolate != "tenant" or where is None or not where.readers:
+            return None
+        tenants = {r.principal.tenant if r.principal is not None else None for r in where.readers}
+        tenant = tenants.pop() if len(tenants) == 1 else None
+        of, cache = self._tenant_indexes
+        if of is not chunks:
+            cache = {}
+            self._tenant_indexes = (chunks, cache)
+        if tenant not in cache:
+            part = self._table(chunks, documents).tenant_rows(tenant)
+            cache[tenant] = (part, bm25.subset(part.tolist()))
+        return cache[tenant]
 
     def search_dense(self, query_vector: np.ndarray, k: int, where: SearchFilter | None = None) -> list[ScoredChunk]:
         """The top ``k`` chunks by inner product; with ``where``, an exact scan of the allowed rows."""

@@ -15,6 +15,7 @@ import numpy as np
 from rag import __version__
 from rag.config import RagConfig
 from rag.errors import (
+    ConfigError,
     DuplicateDocumentError,
     IndexMismatchError,
     IndexNotFoundError,
@@ -50,6 +51,10 @@ class MilvusIndex:
         ``index.milvus.collection`` (evaluation indexes a dataset into its own collection). ``dim``:
         the vector dimension when it is known already (``rag migrate`` copies vectors: no model is
         loaded to ask it); by default the embedder's, asked on first use."""
+        if config.security.isolate == "tenant":
+            raise ConfigError("security.isolate: tenant is not available on the milvus backend (its BM25 statistics "
+                              "are the collection's): give each tenant its own collection (index.milvus.collection), "
+                              "or use the local backend")
         self.config = config
         self.settings = config.index.milvus
         self.uri = self.settings.uri if is_server_uri(self.settings.uri) else str(config.resolve(self.settings.uri))

@@ -12,6 +12,7 @@ import numpy as np
 
 from rag.errors import InputError
 from rag.index.layout import DocumentRecord, chunk_from_json, needs_readers
+from rag.index.rowmask import DocumentTable
 from rag.index.updates import passage_text
 from rag.types import Chunk, SearchFilter
 
@@ -59,14 +60,30 @@ class View:
 EMPTY = View(0, 0, (), {}, {})
 
 
+_TABLES: list[tuple[dict, DocumentTable]] = []  # the document tables of the last few views
+
+
+def _table(documents: dict) -> DocumentTable:
+    for docs, table in _TABLES:
+        if docs is documents:
+            return table
+    table = DocumentTable(sorted(documents), documents)
+    _TABLES.insert(0, (documents, table))
+    del _TABLES[4:]
+    return table
+
+
 def readable(view: View, where: SearchFilter) -> tuple[list[str], list[str]]:
     """The incarnations of ``view``'s documents that ``where``'s readers may read and whose metadata
-    meets its field conditions, and the others (each sorted); decided on the document records."""
+    meets its field conditions, and the others (each sorted); decided on the document records, once
+    per distinct access and field value (:class:`rag.index.rowmask.DocumentTable`)."""
+    table = _table(view.documents)
+    mask = table.allowed(where, True)
     yes, no = [], []
-    for key, rec in view.documents.items():
+    for key, ok in zip(table.keys, mask):
         inc = view.incarnations.get(key)
         if inc is not None:
-            (yes if where.allows(key[0], key[1], rec.access, rec.meta) else no).append(inc)
+            (yes if ok else no).append(inc)
     return sorted(yes), sorted(no)
 
 
