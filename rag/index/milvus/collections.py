@@ -11,8 +11,8 @@ from rag.config import BM25Config, MilvusConfig
 from rag.errors import IndexCorruptError
 from rag.index.layout import DocumentRecord
 from rag.index.milvus.engine import Engine
-from rag.index.milvus.records import (EMPTY, MAX_VARCHAR, Pending, View, dense_build_params, meta_row,
-                                          record)
+from rag.index.milvus.records import (EMPTY, MAX_TENANT, MAX_VARCHAR, Pending, View, dense_build_params,
+                                          meta_row, record)
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +38,8 @@ class Collections:
         self.collection = collection
         self.meta = f"{collection}_meta"
         self._engine: Engine | None = None
+        # whether the chunk collection has the tenant partition key (indexes made before it have not)
+        self.tenant_key = False
 
     @property
     def engine(self) -> Engine:
@@ -85,6 +87,9 @@ class Collections:
         schema.add_field("doc_version", DataType.VARCHAR, max_length=1024)
         schema.add_field("inc", DataType.VARCHAR, max_length=MAX_VARCHAR)
         schema.add_field("gen", DataType.INT64)
+        # a document's access tenant ("" when it has none): the partition key, so a search scoped to
+        # one tenant reads that tenant's partitions and the untenanted ones, not every tenant's
+        schema.add_field("tenant", DataType.VARCHAR, max_length=MAX_TENANT, is_partition_key=True)
         schema.add_field("chunk", DataType.VARCHAR, max_length=MAX_VARCHAR)
         schema.add_field("vec", DataType.FLOAT_VECTOR, dim=dim)
         index = e.client.prepare_index_params()
@@ -106,7 +111,7 @@ class Collections:
         meta.add_field("vec", DataType.FLOAT_VECTOR, dim=2)  # Milvus wants a vector field in every collection
         meta_index = e.client.prepare_index_params()
         meta_index.add_index("vec", index_type="FLAT", metric_type="L2")
-        params = {**params, "bm25": has_bm25, "server_version": e.version}
+        params = {**params, "bm25": has_bm25, "server_version": e.version, "tenant_key": True}
         with e.calls("create collections"):
             if e.client.has_collection(self.meta):  # left by a creation that was interrupted
                 e.client.drop_collection(self.meta)
@@ -114,6 +119,7 @@ class Collections:
             e.client.insert(self.meta, [meta_row("params", "params", params, 0), state_row(EMPTY, 0)])
             e.client.create_collection(self.collection, schema=schema, index_params=index,
                                        consistency_level=s.consistency)
+        self.tenant_key = True
         logger.info("created %s (dim %d, %s, BM25 %s; server %s)", self.label, dim, s.dense_index,
                     "in the engine" if has_bm25 else "not available", e.version)
 

@@ -93,6 +93,7 @@ class MilvusIndex:
         params = self.check_compatible()
         self._dim = int(params["embedding_dim"])
         self._bm25 = bool(params.get("bm25", False))
+        self.store.tenant_key = bool(params.get("tenant_key", False))
         self.refresh()
         return self
 
@@ -181,9 +182,17 @@ class MilvusIndex:
         if gen != view.generation or view is EMPTY:
             view = self.store.next_view(view, gen, n_chunks, pending)
             with self._lock:
-                if view.generation >= self._view.generation:
+                if view.generation > self._view.generation:
                     self._view = view
+                elif view.generation == self._view.generation:
+                    view = self._view  # a writer's own view of the generation it wrote stays
         return view
+
+    def _install(self, view: View) -> None:
+        """The writer's view of the generation it just published (see ``write_generation``)."""
+        with self._lock:
+            if view.generation >= self._view.generation:
+                self._view = view
 
     def snapshot(self) -> "MilvusIndex":
         """A read-only view pinned at the generation published now: later updates never show in it."""
@@ -221,7 +230,7 @@ class MilvusIndex:
                 "another server")
         view = self._view
         tokens = self.analyzer(query)
-        expr = view_filter(view, where, self._restricted(view.documents))
+        expr = view_filter(view, where, self._restricted(view.documents), self.store.tenant_key)
         if not tokens or not view.n_chunks or expr is None:
             return []
         e = self.engine
@@ -240,7 +249,7 @@ class MilvusIndex:
         q = np.asarray(query_vector, dtype=np.float32).reshape(-1)
         if q.shape[0] != self.dim:
             raise IndexMismatchError(f"query vector has dimension {q.shape[0]}, index has {self.dim}")
-        expr = view_filter(view, where, self._restricted(view.documents))
+        expr = view_filter(view, where, self._restricted(view.documents), self.store.tenant_key)
         if expr is None:
             return []
         e = self.engine
@@ -367,7 +376,7 @@ class MilvusIndex:
         if self._dim is None or self._bm25 is None:
             self.open() if self.exists() else self.create()
         with lease(self.store, self):
-            return write_generation(self.store, self.refresh, items, drop,
+            return write_generation(self.store, self.refresh, self._install, items, drop,
                                     self.analyzer if self.has_bm25 else None)
 
     def flush(self) -> None:

@@ -18,6 +18,7 @@ from rag.types import Chunk, SearchFilter
 
 NEVER = 2**62  # gen_removed of a live document record
 MAX_VARCHAR = 65535
+MAX_TENANT = 1024  # bytes of a tenant name in the partition-key field
 PENDING_MAX = 400  # incarnations listed as pending removal before the oldest are purged at once
 
 
@@ -73,25 +74,49 @@ def _table(documents: dict) -> DocumentTable:
     return table
 
 
-def readable(view: View, where: SearchFilter) -> tuple[list[str], list[str]]:
+def readable(view: View, where: SearchFilter,
+             tenants: tuple[str, ...] | None = None) -> tuple[list[str], list[str]]:
     """The incarnations of ``view``'s documents that ``where``'s readers may read and whose metadata
     meets its field conditions, and the others (each sorted); decided on the document records, once
-    per distinct access and field value (:class:`rag.index.rowmask.DocumentTable`)."""
+    per distinct access and field value (:class:`rag.index.rowmask.DocumentTable`). ``tenants``:
+    the others leave out documents of any other tenant (a tenant filter excludes them already)."""
     table = _table(view.documents)
     mask = table.allowed(where, True)
     yes, no = [], []
     for key, ok in zip(table.keys, mask):
         inc = view.incarnations.get(key)
-        if inc is not None:
-            (yes if ok else no).append(inc)
+        if inc is None:
+            continue
+        if ok:
+            yes.append(inc)
+        elif tenants is None or tenant_of(view.documents[key]) in tenants:
+            no.append(inc)
     return sorted(yes), sorted(no)
 
 
-def view_filter(view: View, where: SearchFilter | None, restricted: bool = True) -> str | None:
+def tenant_of(rec: DocumentRecord) -> str:
+    """A document's partition-key value: its access tenant, or "" when it has none."""
+    access = rec.access
+    return (access.tenant or "") if access is not None else ""
+
+
+def reader_tenants(where: SearchFilter) -> tuple[str, ...]:
+    """The partition-key values whose rows ``where``'s readers may read at all: the untenanted
+    ("") and, when every reader is of the same tenant, that tenant's."""
+    tenants = {(r.principal.tenant if r.principal is not None else None) for r in where.readers}
+    one = next(iter(tenants)) if len(tenants) == 1 else None
+    return ("", one) if one else ("",)
+
+
+def view_filter(view: View, where: SearchFilter | None, restricted: bool = True,
+                tenant_key: bool = False) -> str | None:
     """The rows ``view`` shows (published, not removed), narrowed by ``where``; None when ``where``'s
     readers may read none of them. Readers become a list of the incarnations they may (or, when
     shorter, may not) read, so the engine applies access control before its top-k. ``restricted``:
-    whether any document of the view has access metadata (False: public readers see every row)."""
+    whether any document of the view has access metadata (False: public readers see every row).
+    ``tenant_key``: the collection has the tenant partition key; readers then also name the
+    tenants they may read (:func:`reader_tenants`), so the engine searches only those partitions
+    and the lists leave out every other tenant's incarnations."""
     parts = [f"gen <= {view.generation}"]
     hidden = [p.incarnation for p in view.pending if p.removed_gen <= view.generation]
     if hidden:
@@ -102,9 +127,12 @@ def view_filter(view: View, where: SearchFilter | None, restricted: bool = True)
         if where.versions:
             parts.append(one_of("doc_version", where.versions))
         if needs_readers(where, restricted) or where.fields:
-            yes, no = readable(view, where)
+            tenants = reader_tenants(where) if tenant_key and needs_readers(where, restricted) else None
+            yes, no = readable(view, where, tenants)
             if not yes:
                 return None
+            if tenants is not None:
+                parts.append(one_of("tenant", tenants))
             if no:
                 parts.append(one_of("inc", yes) if len(yes) <= len(no) else f"not ({one_of('inc', no)})")
     return " and ".join(parts)
@@ -137,9 +165,10 @@ def chunk_from_row(row: dict) -> Chunk:
     return chunk_from_json(json.loads(row["chunk"]))
 
 
-def chunk_row(c: Chunk, v: np.ndarray, g: int, inc: str, analyzer: Callable[[str], list[str]] | None) -> dict:
+def chunk_row(c: Chunk, v: np.ndarray, g: int, inc: str, analyzer: Callable[[str], list[str]] | None,
+              tenant_key: bool = False) -> dict:
     """The row of one chunk written in generation ``g``; ``analyzer``: the BM25 terms' analyzer,
-    None where the engine has no BM25."""
+    None where the engine has no BM25; ``tenant_key``: the collection has the tenant partition key."""
     body = json.dumps(asdict(c), ensure_ascii=False, sort_keys=True)
     if len(body.encode("utf-8")) > MAX_VARCHAR:
         raise InputError(f"chunk {c.evidence_id!r} takes {len(body.encode())} bytes; Milvus keeps at most "
@@ -147,6 +176,12 @@ def chunk_row(c: Chunk, v: np.ndarray, g: int, inc: str, analyzer: Callable[[str
     pk = f"{g}:{c.evidence_id}"
     row = {"pk": pk, "doc_id": c.document_id, "doc_version": c.document_version,
            "inc": inc, "gen": g, "chunk": body, "vec": np.asarray(v, dtype=np.float32).tolist()}
+    if tenant_key:
+        tenant = (c.access.tenant or "") if c.access is not None else ""
+        if len(tenant.encode("utf-8")) > MAX_TENANT:
+            raise InputError(f"document {c.document_id!r}: its access tenant takes {len(tenant.encode())} bytes; "
+                             f"the Milvus backend keeps at most {MAX_TENANT} — use a shorter tenant name")
+        row["tenant"] = tenant
     if analyzer is not None:
         terms = hashed_terms(analyzer(passage_text(c)))
         if len(terms) > MAX_VARCHAR:

@@ -69,11 +69,14 @@ def _dead_here(owner: str) -> bool:
     return False
 
 
-def write_generation(cols: Collections, refresh: Callable[[], View], items: Sequence[IndexedDocument],
-                     drop: Sequence[tuple[str, str]], analyzer: Callable[[str], list[str]] | None) -> int:
+def write_generation(cols: Collections, refresh: Callable[[], View], install: Callable[[View], None],
+                     items: Sequence[IndexedDocument], drop: Sequence[tuple[str, str]],
+                     analyzer: Callable[[str], list[str]] | None) -> int:
     """Under the lease: clean up after a dead writer, purge old removals, write the new rows, mark
-    the dropped documents, publish. ``refresh`` reads the published view; ``analyzer``: the BM25
-    terms' analyzer (None without BM25). Returns the number of chunks written."""
+    the dropped documents, publish. ``refresh`` reads the published view; ``install`` receives the
+    view of the new generation, made from the one read and this write (never read back: a read
+    racing the engine's upserts can miss a removal); ``analyzer``: the BM25 terms' analyzer (None
+    without BM25). Returns the number of chunks written."""
     e = cols.engine
     gen, n_chunks, pending = cols.read_state()
     clean_unpublished(cols, gen)
@@ -106,7 +109,7 @@ def write_generation(cols: Collections, refresh: Callable[[], View], items: Sequ
                              f"Milvus keeps at most {MAX_VARCHAR} per record — shorten the metadata")
         records.append(doc_row(inc, body, g, NEVER))
         for c, v in zip(it.chunks, it.vectors):
-            rows.append(chunk_row(c, v, g, inc, analyzer))
+            rows.append(chunk_row(c, v, g, inc, analyzer, cols.tenant_key))
     dropped = []
     for key in drop:
         rec, inc = view.documents[key], view.incarnations[key]
@@ -123,13 +126,26 @@ def write_generation(cols: Collections, refresh: Callable[[], View], items: Sequ
     if len(pending) > PENDING_MAX:
         pending = purge_rows(cols, pending, now, force=True, keep=PENDING_MAX // 2)
     n = n_chunks + len(rows) - n_removed
-    cols.publish(View(g, n, pending, {}, {}), f"publish generation {g}")
     if e.lite or len(rows) >= 10_000:
-        cols.flush()
+        cols.flush()  # sealed before readers are told of generation g
+    cols.publish(View(g, n, pending, {}, {}), f"publish generation {g}")
     logger.info("%s: published generation %d (+%d documents / %d chunks, -%d documents)", cols.label, g,
                 len(items), len(rows), len(drop))
-    refresh()
+    install(written_view(view, g, n, pending, items, drop))
     return len(rows)
+
+
+def written_view(view: View, g: int, n_chunks: int, pending: tuple[Pending, ...],
+                 items: Sequence[IndexedDocument], drop: Sequence[tuple[str, str]]) -> View:
+    """The view of generation ``g``: ``view`` less the dropped documents, plus the written ones."""
+    documents, incs = dict(view.documents), dict(view.incarnations)
+    for key in drop:
+        documents.pop(key, None)
+        incs.pop(key, None)
+    for it in items:
+        key = (it.record.id, it.record.version)
+        documents[key], incs[key] = it.record, f"{g}:{it.record.id}:{it.record.version}"
+    return View(g, n_chunks, pending, dict(sorted(documents.items())), incs, time.monotonic())
 
 
 def clean_unpublished(cols: Collections, gen: int) -> None:
