@@ -7,7 +7,9 @@ unit vectors; document ``i`` belongs to access group ``g{i % 100}`` and has the 
 
 - ``access``: the documents carry access metadata and the principal is in that many groups (the
   reader scope every request gets);
-- ``field``: a metadata filter ``shard in [...]`` (``retrieval.filter_fields``) on public documents.
+- ``field``: a metadata filter ``shard in [...]`` (``retrieval.filter_fields``) on public documents;
+- ``tenant``: document ``i`` belongs to tenant ``t{i % 100}`` and the principal to ``t00``, so 1 %
+  (a principal has one tenant); on Milvus the tenant is the partition key.
 
 "none" is the same index with no filter (access: a principal in every group, which the backends
 recognise as no restriction only when no document is restricted, so it is the unrestricted index
@@ -31,6 +33,7 @@ INDEX = {"local": lambda folder: {"index.backend": "local", "index.path": str(fo
          "milvus-lite": lambda folder: {"index.backend": "milvus", "index.milvus.uri": str(folder / "milvus.db"),
                                         "index.milvus.collection": "bench_filtering"}}
 BACKENDS = tuple(INDEX)
+KINDS = ("access", "field", "tenant")
 
 
 @dataclass(frozen=True)
@@ -38,10 +41,11 @@ class Options:
     chunks: int = field(default=100_000, metadata={"help": "documents (one chunk each)"})
     queries: int = 50
     backends: tuple[str, ...] = field(default=BACKENDS, metadata={"help": "local and/or milvus-lite"})
+    kinds: tuple[str, ...] = field(default=KINDS, metadata={"help": "access, field and/or tenant"})
     seed: int = 0
 
 
-def _docs(n: int, seed: int, restricted: bool):
+def _docs(n: int, seed: int, kind: str):
     from rag.bench.retrieval import synthetic_docs
     from rag.types import Document
 
@@ -49,8 +53,10 @@ def _docs(n: int, seed: int, restricted: bool):
     out = []
     for i, d in enumerate(docs):
         meta = {"shard": f"s{i % 100:02d}"}
-        if restricted:
+        if kind == "access":
             meta["access"] = {"groups": [f"g{i % 100:02d}"]}
+        elif kind == "tenant":
+            meta["access"] = {"tenant": f"t{i % 100:02d}"}
         out.append(Document(d.id, d.text, d.version, d.title, d.uri, meta))
     return out, queries
 
@@ -78,8 +84,8 @@ def _one_backend(backend: str, o: Options) -> dict:
     from rag.access import Principal
 
     out: dict = {}
-    for kind in ("access", "field"):
-        docs, queries = _docs(o.chunks, o.seed, restricted=kind == "access")
+    for kind in o.kinds:
+        docs, queries = _docs(o.chunks, o.seed, kind)
         queries = queries[:o.queries]
         with tempfile.TemporaryDirectory(prefix="rag-bench-filter-") as tmp:
             p = _pipeline(backend, Path(tmp), o.seed)
@@ -88,9 +94,11 @@ def _one_backend(backend: str, o: Options) -> dict:
             row: dict = {"build_s": round(time.perf_counter() - t0, 1)}
             if kind == "field":
                 row["none"] = _timed(p, queries)
-            for share in SHARES:
+            for share in SHARES if kind != "tenant" else (1,):
                 names = [f"{'g' if kind == 'access' else 's'}{i:02d}" for i in range(share)]
-                if kind == "access":
+                if kind == "tenant":
+                    row[f"{share}%"] = _timed(p, queries, principal=Principal("bench", (), "t00"))
+                elif kind == "access":
                     row[f"{share}%"] = _timed(p, queries, principal=Principal("bench", tuple(names)))
                 else:
                     row[f"{share}%"] = _timed(p, queries, where=p.where({"shard": names}))
@@ -105,6 +113,9 @@ def run(o: Options) -> Outcome:
     bad = sorted(set(o.backends) - set(BACKENDS))
     if bad:
         raise BenchOptionError(f"--backends: unknown {bad}; choose from {BACKENDS}")
+    bad = sorted(set(o.kinds) - set(KINDS))
+    if bad:
+        raise BenchOptionError(f"--kinds: unknown {bad}; choose from {KINDS}")
     res = {"chunks": o.chunks, "queries": o.queries, "backends": {b: _one_backend(b, o) for b in o.backends}}
     cols = ["none", *(f"{s}%" for s in SHARES)]
     table = [f"{o.chunks} chunks, {o.queries} hybrid queries: p50 ms (p95), by the share of chunks the filter allows",
