@@ -18,6 +18,7 @@ from rag.batch.questions import BatchQuestion
 
 SCHEMA = "rag.batch/1"
 STATUSES = ("answered", "insufficient_evidence", "failed")
+UNRECORDED = "unrecorded"  # BatchRecord.principal of a line written before lines named their principal
 
 
 # --------------------------------------------------------------------------- run identity
@@ -105,12 +106,25 @@ class BatchRecord:
     result: Mapping[str, Any] | None  # the answer's to_json(); None when answering raised
     error: BatchFailure | None = None
     gold: Mapping[str, Any] = field(default_factory=dict)
+    # who it was answered for: ``{"user", "groups", "tenant"}``; None: anonymous; UNRECORDED: a line
+    # written before batch lines named their principal
+    principal: Mapping[str, Any] | None | str = None
 
     def __post_init__(self) -> None:
         for name in ("models", "timings_ms", "gold"):
             object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
         if self.result is not None:
             object.__setattr__(self, "result", MappingProxyType(dict(self.result)))
+        if isinstance(self.principal, Mapping):
+            object.__setattr__(self, "principal", MappingProxyType(dict(self.principal)))
+
+    def answered_for(self, principal: Any) -> bool:
+        """Whether this line was answered for ``principal`` (a :class:`rag.access.Principal` or None);
+        a line that did not record its principal counts as answered for the anonymous caller."""
+        mine = None if principal is None or principal.anonymous else principal.to_json()
+        if self.principal == UNRECORDED:
+            return mine is None
+        return (dict(self.principal) if self.principal is not None else None) == mine
 
     def to_json(self) -> dict:
         return {
@@ -122,6 +136,8 @@ class BatchRecord:
             "attempts": self.attempts,
             "error": None if self.error is None else {"type": self.error.type, "message": self.error.message},
             "gold": dict(self.gold),
+            **({} if self.principal == UNRECORDED else
+               {"principal": None if self.principal is None else dict(self.principal)}),
             "result": None if self.result is None else dict(self.result),
         }
 
@@ -147,9 +163,18 @@ class BatchRecord:
                 completion_tokens=int(usage.get("completion_tokens") or 0), attempts=int(d.get("attempts") or 0),
                 result=d.get("result"), error=BatchFailure(str(err["type"]), str(err["message"])) if err else None,
                 gold=dict(d.get("gold") or {}),
+                principal=_principal(d["principal"]) if "principal" in d else UNRECORDED,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"malformed {SCHEMA} record ({exc})") from None
+
+
+def _principal(value: Any) -> Mapping[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError(f"principal must be an object or null, got {value!r:.60}")
+    return value
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
@@ -182,9 +207,10 @@ def trace_numbers(result: Any) -> tuple[dict[str, float], int, int, int]:
 
 def make_record(q: BatchQuestion, info: RunInfo, result: Any | None, latency_ms: float,
                 error: BaseException | None = None) -> BatchRecord:
+    who = None if q.principal is None or q.principal.anonymous else q.principal.to_json()
     common = dict(id=q.id, index=q.index, question=q.question, config_hash=info.config_hash,
                   results_hash=info.results_hash, models=info.models, git_commit=info.git_commit,
-                  latency_ms=latency_ms, gold=q.gold)
+                  latency_ms=latency_ms, gold=q.gold, principal=who)
     if error is not None:
         msg = str(error) or type(error).__name__
         return BatchRecord(status="failed", reason="exception", timings_ms={}, prompt_tokens=0, completion_tokens=0,

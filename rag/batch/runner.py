@@ -123,11 +123,17 @@ class BatchRunner:
             raise OutputFileError(
                 f"{output} holds {n} result(s) written under another configuration ({', '.join(foreign[:3])}; this "
                 f"run is {self.info.results_hash}). Write to another file with -o, or pass --force to start it over")
-        todo = []
+        todo, other = [], 0
         for q in questions:
             rec = existing.records.get(q.id)
-            if rec is None or (self.retry_failed and rec.status == "failed"):
+            if rec is not None and not rec.answered_for(q.principal):
+                other += 1  # answered for someone else: answered again for this line's principal
                 todo.append(q)
+            elif rec is None or (self.retry_failed and rec.status == "failed"):
+                todo.append(q)
+        if other:
+            logger.warning("%s: %d line(s) were answered for another principal; answering them again for the "
+                           "principal this run names (the new line supersedes the old)", output, other)
         return todo, existing
 
     # -- execution -------------------------------------------------------------

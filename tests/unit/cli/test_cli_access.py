@@ -89,3 +89,22 @@ def test_batch_default_principal_and_per_line_principals(cfg, tmp_path, capsys):
     capsys.readouterr()
     assert main(["batch", str(bad), "-o", str(tmp_path / "o2.jsonl"), "--config", cfg]) == 2
     assert "unknown key" in capsys.readouterr().err
+
+
+def test_batch_lines_name_their_principal_and_a_resume_for_another_answers_again(cfg, tmp_path, capsys):
+    q = tmp_path / "q.jsonl"
+    q.write_text(json.dumps({"id": "one", "question": QUESTION}, ensure_ascii=False) + "\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    assert main(["batch", str(q), "-o", str(out), "--config", cfg, "--group", "hr", "--tenant", "acme"]) == 0
+    first = json.loads(out.read_text("utf-8"))
+    assert first["principal"] == {"user": None, "groups": ["hr"], "tenant": "acme"}
+    assert "hr-pay" in json.dumps(first, ensure_ascii=False)
+    # the same file again, as the anonymous caller: the hr answer is not kept for it
+    assert main(["batch", str(q), "-o", str(out), "--config", cfg]) == 0
+    rows = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    assert len(rows) == 1 and rows[0]["principal"] is None  # answered again; the finished file is compacted
+    assert not any(s in json.dumps(rows[0], ensure_ascii=False) for s in ("hr-pay", "canaryhr"))
+    # and once more as anonymous: nothing to do
+    capsys.readouterr()
+    assert main(["batch", str(q), "-o", str(out), "--config", cfg]) == 0
+    assert len(out.read_text("utf-8").splitlines()) == 1
