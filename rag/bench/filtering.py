@@ -9,7 +9,8 @@ unit vectors; document ``i`` belongs to access group ``g{i % 100}`` and has the 
   reader scope every request gets);
 - ``field``: a metadata filter ``shard in [...]`` (``retrieval.filter_fields``) on public documents;
 - ``tenant``: document ``i`` belongs to tenant ``t{i % 100}`` and the principal to ``t00``, so 1 %
-  (a principal has one tenant); on Milvus the tenant is the partition key.
+  (a principal has one tenant); ``tenant-partitions``: the same on Milvus with
+  ``index.milvus.tenant_partitions`` (the tenant is the partition key; not run on the local backend).
 
 "none" is the same index with no filter (access: a principal in every group, which the backends
 recognise as no restriction only when no document is restricted, so it is the unrestricted index
@@ -33,7 +34,7 @@ INDEX = {"local": lambda folder: {"index.backend": "local", "index.path": str(fo
          "milvus-lite": lambda folder: {"index.backend": "milvus", "index.milvus.uri": str(folder / "milvus.db"),
                                         "index.milvus.collection": "bench_filtering"}}
 BACKENDS = tuple(INDEX)
-KINDS = ("access", "field", "tenant")
+KINDS = ("access", "field", "tenant", "tenant-partitions")
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class Options:
     chunks: int = field(default=100_000, metadata={"help": "documents (one chunk each)"})
     queries: int = 50
     backends: tuple[str, ...] = field(default=BACKENDS, metadata={"help": "local and/or milvus-lite"})
-    kinds: tuple[str, ...] = field(default=KINDS, metadata={"help": "access, field and/or tenant"})
+    kinds: tuple[str, ...] = field(default=KINDS, metadata={"help": "access, field, tenant and/or tenant-partitions"})
     seed: int = 0
 
 
@@ -55,17 +56,18 @@ def _docs(n: int, seed: int, kind: str):
         meta = {"shard": f"s{i % 100:02d}"}
         if kind == "access":
             meta["access"] = {"groups": [f"g{i % 100:02d}"]}
-        elif kind == "tenant":
+        elif kind.startswith("tenant"):
             meta["access"] = {"tenant": f"t{i % 100:02d}"}
         out.append(Document(d.id, d.text, d.version, d.title, d.uri, meta))
     return out, queries
 
 
-def _pipeline(backend: str, folder: Path, seed: int):
+def _pipeline(backend: str, folder: Path, seed: int, partitions: bool = False):
     from rag.bench.retrieval import RandomEmbedder, synthetic_config
     from rag.pipeline import Pipeline
 
-    cfg = synthetic_config(**INDEX[backend](folder), **{"retrieval.filter_fields": {"shard": "keyword"}})
+    extra = {"index.milvus.tenant_partitions": True} if partitions else {}
+    cfg = synthetic_config(**INDEX[backend](folder), **{"retrieval.filter_fields": {"shard": "keyword"}}, **extra)
     return Pipeline(cfg, embedder=RandomEmbedder(seed=seed))
 
 
@@ -85,18 +87,20 @@ def _one_backend(backend: str, o: Options) -> dict:
 
     out: dict = {}
     for kind in o.kinds:
+        if kind == "tenant-partitions" and backend == "local":
+            continue
         docs, queries = _docs(o.chunks, o.seed, kind)
         queries = queries[:o.queries]
         with tempfile.TemporaryDirectory(prefix="rag-bench-filter-") as tmp:
-            p = _pipeline(backend, Path(tmp), o.seed)
+            p = _pipeline(backend, Path(tmp), o.seed, partitions=kind == "tenant-partitions")
             t0 = time.perf_counter()
             p.build_index(docs)
             row: dict = {"build_s": round(time.perf_counter() - t0, 1)}
             if kind == "field":
                 row["none"] = _timed(p, queries)
-            for share in SHARES if kind != "tenant" else (1,):
+            for share in SHARES if not kind.startswith("tenant") else (1,):
                 names = [f"{'g' if kind == 'access' else 's'}{i:02d}" for i in range(share)]
-                if kind == "tenant":
+                if kind.startswith("tenant"):
                     row[f"{share}%"] = _timed(p, queries, principal=Principal("bench", (), "t00"))
                 elif kind == "access":
                     row[f"{share}%"] = _timed(p, queries, principal=Principal("bench", tuple(names)))
@@ -119,11 +123,11 @@ def run(o: Options) -> Outcome:
     res = {"chunks": o.chunks, "queries": o.queries, "backends": {b: _one_backend(b, o) for b in o.backends}}
     cols = ["none", *(f"{s}%" for s in SHARES)]
     table = [f"{o.chunks} chunks, {o.queries} hybrid queries: p50 ms (p95), by the share of chunks the filter allows",
-             f"{'backend':<13}{'filter':<8}{'build s':>8}" + "".join(f"{c:>16}" for c in cols)]
+             f"{'backend':<13}{'filter':<18}{'build s':>8}" + "".join(f"{c:>16}" for c in cols)]
     for b, kinds in res["backends"].items():
         for kind, row in kinds.items():
             cells = [f"{row[c]['p50']:.1f} ({row[c]['p95']:.1f})" if c in row else "-" for c in cols]
-            table.append(f"{b:<13}{kind:<8}{row['build_s']:>8.1f}" + "".join(f"{x:>16}" for x in cells))
+            table.append(f"{b:<13}{kind:<18}{row['build_s']:>8.1f}" + "".join(f"{x:>16}" for x in cells))
     return Outcome(res, "\n".join(table), None)
 
 

@@ -38,7 +38,7 @@ class Collections:
         self.collection = collection
         self.meta = f"{collection}_meta"
         self._engine: Engine | None = None
-        # whether the chunk collection has the tenant partition key (indexes made before it have not)
+        # whether the chunk collection has the tenant field (collections made before it have not)
         self.tenant_key = False
 
     @property
@@ -87,9 +87,10 @@ class Collections:
         schema.add_field("doc_version", DataType.VARCHAR, max_length=1024)
         schema.add_field("inc", DataType.VARCHAR, max_length=MAX_VARCHAR)
         schema.add_field("gen", DataType.INT64)
-        # a document's access tenant ("" when it has none): the partition key, so a search scoped to
-        # one tenant reads that tenant's partitions and the untenanted ones, not every tenant's
-        schema.add_field("tenant", DataType.VARCHAR, max_length=MAX_TENANT, is_partition_key=True)
+        # a document's access tenant ("" when it has none), in every scoped search's filter expression;
+        # with tenant_partitions the partition key, so such a search reads only its tenants' partitions
+        schema.add_field("tenant", DataType.VARCHAR, max_length=MAX_TENANT,
+                         **({"is_partition_key": True} if s.tenant_partitions else {}))
         schema.add_field("chunk", DataType.VARCHAR, max_length=MAX_VARCHAR)
         schema.add_field("vec", DataType.FLOAT_VECTOR, dim=dim)
         index = e.client.prepare_index_params()
@@ -111,7 +112,8 @@ class Collections:
         meta.add_field("vec", DataType.FLOAT_VECTOR, dim=2)  # Milvus wants a vector field in every collection
         meta_index = e.client.prepare_index_params()
         meta_index.add_index("vec", index_type="FLAT", metric_type="L2")
-        params = {**params, "bm25": has_bm25, "server_version": e.version, "tenant_key": True}
+        params = {**params, "bm25": has_bm25, "server_version": e.version, "tenant_key": True,
+                  "tenant_partitions": s.tenant_partitions}
         with e.calls("create collections"):
             if e.client.has_collection(self.meta):  # left by a creation that was interrupted
                 e.client.drop_collection(self.meta)

@@ -167,6 +167,10 @@ class MilvusIndex:
                 f"{self.where_label}: BM25 was built with k1={params.get('bm25_k1')} b={params.get('bm25_b')}, the "
                 f"config asks for k1={b.k1} b={b.b} (the engine keeps them with its statistics); rebuild with "
                 "`rag index --config ... --force` or set bm25.k1/bm25.b back")
+        if bool(params.get("tenant_partitions")) != self.settings.tenant_partitions:
+            logger.info("%s: made with tenant_partitions %s; the config says %s (the collection's is used; "
+                        "rebuild to change it)", self.where_label, bool(params.get("tenant_partitions")),
+                        self.settings.tenant_partitions)
         if params.get("dense_index") != self.settings.dense_index:
             logger.info("%s: built with dense index %s; the config says %s (the built one is used)",
                         self.where_label, params.get("dense_index"), self.settings.dense_index)

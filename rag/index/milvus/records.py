@@ -18,7 +18,7 @@ from rag.types import Chunk, SearchFilter
 
 NEVER = 2**62  # gen_removed of a live document record
 MAX_VARCHAR = 65535
-MAX_TENANT = 1024  # bytes of a tenant name in the partition-key field
+MAX_TENANT = 1024  # bytes of a tenant name in the chunk rows' tenant field
 PENDING_MAX = 400  # incarnations listed as pending removal before the oldest are purged at once
 
 
@@ -95,14 +95,14 @@ def readable(view: View, where: SearchFilter,
 
 
 def tenant_of(rec: DocumentRecord) -> str:
-    """A document's partition-key value: its access tenant, or "" when it has none."""
+    """A document's value of the tenant field: its access tenant, or "" when it has none."""
     access = rec.access
     return (access.tenant or "") if access is not None else ""
 
 
 def reader_tenants(where: SearchFilter) -> tuple[str, ...]:
-    """The partition-key values whose rows ``where``'s readers may read at all: the untenanted
-    ("") and, when every reader is of the same tenant, that tenant's."""
+    """The tenant-field values whose rows ``where``'s readers may read at all: the untenanted ("")
+    and, when every reader is of the same tenant, that tenant's."""
     tenants = {(r.principal.tenant if r.principal is not None else None) for r in where.readers}
     one = next(iter(tenants)) if len(tenants) == 1 else None
     return ("", one) if one else ("",)
@@ -114,9 +114,9 @@ def view_filter(view: View, where: SearchFilter | None, restricted: bool = True,
     readers may read none of them. Readers become a list of the incarnations they may (or, when
     shorter, may not) read, so the engine applies access control before its top-k. ``restricted``:
     whether any document of the view has access metadata (False: public readers see every row).
-    ``tenant_key``: the collection has the tenant partition key; readers then also name the
-    tenants they may read (:func:`reader_tenants`), so the engine searches only those partitions
-    and the lists leave out every other tenant's incarnations."""
+    ``tenant_key``: the chunk rows have the tenant field; readers then also name the tenants they
+    may read (:func:`reader_tenants`), so the lists leave out every other tenant's incarnations
+    (and, where the field is the partition key, the engine searches only those partitions)."""
     parts = [f"gen <= {view.generation}"]
     hidden = [p.incarnation for p in view.pending if p.removed_gen <= view.generation]
     if hidden:
@@ -168,7 +168,7 @@ def chunk_from_row(row: dict) -> Chunk:
 def chunk_row(c: Chunk, v: np.ndarray, g: int, inc: str, analyzer: Callable[[str], list[str]] | None,
               tenant_key: bool = False) -> dict:
     """The row of one chunk written in generation ``g``; ``analyzer``: the BM25 terms' analyzer,
-    None where the engine has no BM25; ``tenant_key``: the collection has the tenant partition key."""
+    None where the engine has no BM25; ``tenant_key``: the collection has the tenant field."""
     body = json.dumps(asdict(c), ensure_ascii=False, sort_keys=True)
     if len(body.encode("utf-8")) > MAX_VARCHAR:
         raise InputError(f"chunk {c.evidence_id!r} takes {len(body.encode())} bytes; Milvus keeps at most "

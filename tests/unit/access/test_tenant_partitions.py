@@ -1,6 +1,7 @@
-"""Milvus: a document's access tenant is the chunk collection's partition key, and a search scoped
-to one tenant names its tenants in the filter expression, so the engine reads only those
-partitions, and the incarnation lists leave every other tenant out."""
+"""Milvus: a document's access tenant is a field of every chunk row (with
+``index.milvus.tenant_partitions`` the collection's partition key), and a search scoped to one
+tenant names its tenants in the filter expression, so the incarnation lists leave every other
+tenant out (and, with partitions, the engine reads only those tenants' partitions)."""
 from __future__ import annotations
 
 import pytest
@@ -54,15 +55,16 @@ def test_view_filter_names_the_tenants_and_lists_only_theirs():
     assert old == 'gen <= 3 and inc in ["1:c:1", "1:d:1"]'  # no tenant clause: the readable ones listed
 
 
-def test_milvus_searches_only_the_callers_tenant(tmp_path, monkeypatch):
+@pytest.mark.parametrize("partitions", [False, True])
+def test_milvus_searches_only_the_callers_tenant(tmp_path, monkeypatch, partitions):
     pytest.importorskip("milvus_lite", reason="milvus-lite is not installed (pip install 'rag[milvus]')")
-    cfg = load_config(write_config(tmp_path, index={"backend": "milvus",
-                                                    "milvus": {"uri": str(tmp_path / "m.db"), "collection": "tk"}}))
+    cfg = load_config(write_config(tmp_path, index={"backend": "milvus", "milvus": {
+        "uri": str(tmp_path / "m.db"), "collection": "tk", "tenant_partitions": partitions}}))
     p = Pipeline(cfg)
     p.build_index(corpus())
     index = p.index
     fields = {f["name"]: f for f in index.engine.client.describe_collection(index.collection)["fields"]}
-    assert fields["tenant"].get("is_partition_key") is True
+    assert bool(fields["tenant"].get("is_partition_key")) is partitions
     sent: list[str] = []
     real = index.engine.client.search
 
@@ -81,3 +83,17 @@ def test_milvus_searches_only_the_callers_tenant(tmp_path, monkeypatch):
     assert sent and all('tenant in [""]' in f for f in sent)
     beta = p.search("연차 휴가", principal=Principal("lee", (), "beta"))
     assert {c.chunk.document_id for c in beta.candidates} == {"shared"} | {f"beta-{i}" for i in range(3)}
+
+
+def test_without_partitions_bm25_ranks_as_the_local_backend(tmp_path):
+    """The engine keeps BM25 statistics per partition: with the tenant as partition key a tenant's
+    scores would be computed on other statistics than the untenanted documents' (docs/milvus.md);
+    without it, a scoped BM25 search ranks as on the local backend."""
+    pytest.importorskip("milvus_lite", reason="milvus-lite is not installed (pip install 'rag[milvus]')")
+    ranked = {}
+    for name, index in (("local", {}), ("milvus", {"index": {"backend": "milvus", "milvus": {
+            "uri": str(tmp_path / "m.db"), "collection": "tk"}}})):
+        p = Pipeline(load_config(write_config(tmp_path / name, **index)))
+        p.build_index(corpus())
+        ranked[name] = [h.chunk.document_id for h in p.retriever.bm25("연차 휴가 acme 인사", 10, principal=ACME)]
+    assert ranked["milvus"] == ranked["local"] and ranked["local"][0] == "acme-hr"
