@@ -148,7 +148,7 @@ class GateConfig(Section):
     # Reading the question (rag.rerank.evidence_fit), after the score passed: stop when none of the
     # first read_top candidates states the asked kind of fact (a period for 며칠), or when the best of
     # them covers less than min_coverage of the question's key terms, or (require_topic) when none of
-    # them holds a noun the question marks as its topic with 은/는, not even by a piece or stem
+    # them holds a noun the question marks as its topic with 은/는, not even by its head or stem
     # (same-language pairs only).
     read_question: bool = True
     read_top: int = Field(5, ge=1)

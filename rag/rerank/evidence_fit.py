@@ -11,7 +11,7 @@ it asks (:func:`rag.text.question_analysis.analyze_question` reads the question 
   question;
 - ``topic_missing``: the question's topic terms (the nouns it marks with 은/는:
   :attr:`~rag.text.question_analysis.QuestionAnalysis.topics`) when none of those candidates holds
-  any of them, not even by a piece or a stem (:func:`~rag.text.question_analysis.stem_found`): the
+  any of them, not even by its head or a stem (:func:`~rag.text.question_analysis.stem_found`): the
   evidence does not speak of what the question is about (a follow-up completed by the question
   before it carries that question's topic too: one topic spoken of is enough);
 - ``cross_language``: the question's language is not the best candidate's (the lexical readings

@@ -18,7 +18,7 @@ A key term is *found* in a text when its Hangul form occurs in the text with whi
 (after NFKC), or its English stem is one of the text's stems. :meth:`QuestionAnalysis.coverage`
 is the weighted share of key terms found (nouns and foreign words weigh 1, verb stems and
 one-syllable nouns 0.4); :attr:`QuestionAnalysis.topics` are the nouns the question marks as its
-topic (은/는), and :func:`stem_found` finds a term by its pieces or stem too;
+topic (은/는), and :func:`stem_found` finds a term by its head (a compound's last piece) or stem too;
 :meth:`QuestionAnalysis.holds_asked_fact` says whether a text states a
 fact of the asked kind (a quantity of the right dimension and grain for the numeric kinds; any text
 for the others, whose form cannot be checked reliably).
@@ -187,15 +187,17 @@ def _stems(text: str) -> frozenset[str]:
 
 
 def stem_found(term: KeyTerm, text: str) -> bool:
-    """The term, one of its pieces (소액임차인: 임차인), or for a compound of three or more syllables
-    without pieces its stem before a one-syllable suffix (출장비: 출장, 이용료: 이용) occurs in
-    ``text``: the text may speak of the term's subject in other words (a statute names a colloquial
-    compound by its head), so only a text with none of these counts as silent on it."""
+    """The term, its head (a compound's last piece: 소액임차인: 임차인, 육아휴직: 휴직), or for a
+    compound of three or more syllables without pieces its stem before a one-syllable suffix
+    (출장비: 출장, 이용료: 이용) occurs in ``text``: the text may speak of the term's subject in other
+    words (a statute names a colloquial compound by its head), so only a text with none of these
+    counts as silent on it. A modifier alone does not speak of it (육아 in 육아시간 is not 육아휴직:
+    Korean compounds are right-headed)."""
     if term_found(term, text):
         return True
     c = _compact(text)
     if term.pieces:
-        return any(p in c for p in term.pieces)
+        return term.pieces[-1] in c
     return term.hangul and len(term.form) >= 3 and term.form[:-1] in c
 
 

@@ -93,3 +93,14 @@ def test_a_topic_is_found_by_its_pieces_or_stem_and_only_nouns_marked_with_the_t
     stay = [cand(0, "숙박비 상한액의 10분의 3을 넘지 아니하는 범위에서 추가로 지급할 수 있다.", 0.9)]
     fit = evidence_fit("출장지 호텔비가 숙박비 상한보다 비싸면 얼마까지 더 받나요?", stay, 5)
     assert fit.topic_missing == ()
+
+
+def test_a_compound_topic_is_found_by_its_head_not_by_a_modifier():
+    # Korean compounds are right-headed: 임차인 speaks of 소액임차인, 육아 (in 육아시간) does not of 육아휴직
+    tenant = [cand(0, "임차인은 보증금 중 5천만원을 다른 담보물권자보다 우선하여 변제받을 권리가 있다.", 0.9)]
+    assert GATE.decide(tenant, question="소액임차인은 보증금을 얼마까지 먼저 돌려받나요?").answer
+    care = [cand(0, "공무원은 자녀가 36개월 이하인 경우 육아시간을 사용할 수 있다.", 0.9)]
+    d = GATE.decide(care, question="공무원 육아휴직은 자녀 한 명당 최대 몇 년까지 할 수 있나요?")
+    assert (d.answer, d.reason) == (False, "topic_missing") and d.fit.topic_missing == ("육아휴직",)
+    leave = [cand(0, "공무원은 자녀 1명에 대하여 3년 이내의 휴직을 할 수 있다.", 0.9)]
+    assert GATE.decide(leave, question="공무원 육아휴직은 자녀 한 명당 최대 몇 년까지 할 수 있나요?").answer
