@@ -192,13 +192,22 @@ def stem_found(term: KeyTerm, text: str) -> bool:
     (출장비: 출장, 이용료: 이용) occurs in ``text``: the text may speak of the term's subject in other
     words (a statute names a colloquial compound by its head), so only a text with none of these
     counts as silent on it. A modifier alone does not speak of it (육아 in 육아시간 is not 육아휴직:
-    Korean compounds are right-headed)."""
+    Korean compounds are right-headed), nor does the stem made into another noun by another
+    suffix (:data:`NOUN_SUFFIXES`: 이용 in 이용자 is not 이용료)."""
     if term_found(term, text):
         return True
     c = _compact(text)
     if term.pieces:
         return term.pieces[-1] in c
-    return term.hangul and len(term.form) >= 3 and term.form[:-1] in c
+    if not (term.hangul and len(term.form) >= 3):
+        return False
+    stem, suffix = term.form[:-1], term.form[-1]
+    return any(c[m.end():m.end() + 1] in (suffix, "") or c[m.end():m.end() + 1] not in NOUN_SUFFIXES
+               for m in re.finditer(re.escape(stem), c))
+
+
+# One-syllable suffixes that make another noun of a stem: 이용자 and 이용권 do not speak of 이용료.
+NOUN_SUFFIXES = frozenset("자료비금세권액율률표증처")
 
 
 def term_found(term: KeyTerm, text: str) -> bool:

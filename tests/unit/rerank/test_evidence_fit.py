@@ -104,3 +104,15 @@ def test_a_compound_topic_is_found_by_its_head_not_by_a_modifier():
     assert (d.answer, d.reason) == (False, "topic_missing") and d.fit.topic_missing == ("육아휴직",)
     leave = [cand(0, "공무원은 자녀 1명에 대하여 3년 이내의 휴직을 할 수 있다.", 0.9)]
     assert GATE.decide(leave, question="공무원 육아휴직은 자녀 한 명당 최대 몇 년까지 할 수 있나요?").answer
+
+
+def test_a_stem_made_into_another_noun_does_not_speak_of_the_topic():
+    # 이용료 is not in the statute; 이용 is, but only as 이용자 (another noun of the stem)
+    deposit = [cand(0, "예치금은 이용자별 예치금 총액의 100분의 100 이상으로 한다.", 0.9)]
+    d = GATE.decide(deposit, question="거래소에 넣어둔 예치금에 대한 이용료는 연 몇 퍼센트를 줘야 하나요?")
+    assert (d.answer, d.reason) == (False, "topic_missing") and d.fit.topic_missing == ("이용료",)
+    fee = [cand(0, "예치금 이용료는 연 100분의 1 이상으로 한다.", 0.9)]
+    assert GATE.decide(fee, question="거래소에 넣어둔 예치금에 대한 이용료는 연 몇 퍼센트를 줘야 하나요?").answer
+    # the stem followed by a particle or the end of the text still speaks of it
+    trip = [cand(0, "근무지 내 출장을 하는 공무원에게는 1만원을 지급한다.", 0.9)]
+    assert GATE.decide(trip, question="3시간 외근 출장을 다녀오면 출장비는 얼마 받나요?").answer
