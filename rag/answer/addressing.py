@@ -9,7 +9,9 @@ blocks they cite:
 1. **the asked kind of fact** (``does_not_address``): a numeric question (기한, 기간, 금액, 비율,
    횟수) needs a sentence stating a quantity of that kind, and for a duration of the asked grain
    (몇 시간 is not answered by "2주일"); 몇 급 / 몇 호봉 a number with that counter; a question of
-   several parts needs that for each numeric part;
+   several parts needs that for each numeric part; a question for the value actually applied
+   ("과태료가 실제로 얼마", :func:`rag.text.conditions.asks_actual`) needs one that is not a bound
+   ("1억원 이하의 과태료" is the ceiling, not the fine);
 2. **the question's key content** (``does_not_address``): the weighted share of the question's key
    terms found in one answer sentence (with the locators and headings of the blocks it cites) must
    reach ``validation.min_question_coverage`` (sentences that each name one term of the question
@@ -22,7 +24,7 @@ blocks they cite:
 3. **the question's topic** (``does_not_address``): a noun the question marks as its topic with
    은/는 (:attr:`~rag.text.question_analysis.QuestionAnalysis.topics`: "재산등록은 몇 급부터"; of
    several, one is enough) must occur in the answer or the blocks it cites (their text, title, locator and heading), whole, by
-   a piece or by its stem (:meth:`~rag.text.question_analysis.QuestionAnalysis.silent_topics`; same-language pairs only).
+   its head or by its stem (:meth:`~rag.text.question_analysis.QuestionAnalysis.silent_topics`; same-language pairs only).
 
 Both are skipped without a question (``CitationValidator.validate(..., question=None)``).
 """
@@ -33,7 +35,8 @@ from collections.abc import Callable, Mapping, Sequence
 from rag.answer.contract import Violation
 from rag.context.builder import ContextBlock
 from rag.text.lang import detect_language
-from rag.text.question_analysis import QuestionAnalysis, holds_fact, states_counter
+from rag.text.conditions import asks_actual, bounded
+from rag.text.question_analysis import QuestionAnalysis, fitting, holds_fact, states_counter
 from rag.text.sentences import marker_ids, strip_markers
 
 _KIND_WORDS = {
@@ -73,6 +76,11 @@ def addressing_violations(question: QuestionAnalysis, sentences: Sequence[str],
             out.append(Violation("does_not_address", f"the question asks for {what}{part} but no answer sentence "
                                  "states one; answer with the sentence of the source that states it, or use status "
                                  "insufficient_evidence"))
+    if question.asked_numbers and asks_actual(question.text) and not any(
+            not bounded(t, q) for p in question.asked_numbers for t in texts for q in fitting(p.kind, p.grain, t)):
+        out.append(Violation("does_not_address", "the question asks for the value actually applied, but the answer "
+                             "states only a limit (\"1억원 이하\"); answer with the sentence that states the value, "
+                             "or use status insufficient_evidence"))
     if not question.key_terms or not cited:
         return out
     langs = {detect_language(b.text) for b in cited}

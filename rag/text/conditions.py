@@ -41,6 +41,9 @@ _OPS: dict[str, Op] = {"이상": "ge", "이하": "le", "미만": "lt", "초과":
 # A question that asks for the bound itself ("보증금 얼마 이하예요", "며칠까지 가능해요"): there a
 # bound is the answer.
 _ASKS_BOUND = re.compile(r"(?:몇|며칠|얼마)\s*[가-힣%]{0,4}?\s*(?:이하|이상|미만|초과|까지|부터)")
+# A question that asks for the value actually applied ("실제로 얼마", "exactly how much"): a bound
+# ("1억원 이하의 과태료") is a limit, not that value.
+_ASKS_ACTUAL = re.compile(r"실제(?:로)?\s|정확(?:히|한)|\bactual(?:ly)?\b|\bexact(?:ly)?\b", re.IGNORECASE)
 _KINDS = frozenset({"money", "period", "ratio", "percent", "count", "measure"})
 _GAP = re.compile(r"[,.;:ㆍ·]|및|또는|그리고|\band\b|\bor\b")
 
@@ -111,6 +114,17 @@ def given_values(question: str) -> tuple[Given, ...]:
 def asks_bound(question: str) -> bool:
     """Whether the question asks for a bound itself (``얼마 이하``, ``며칠까지``)."""
     return _ASKS_BOUND.search(normalize_facts(question)) is not None
+
+
+def asks_actual(question: str) -> bool:
+    """Whether the question asks for the value actually applied (``실제로 얼마``, ``exactly how
+    much``), not for a bound (:func:`asks_bound`)."""
+    return _ASKS_ACTUAL.search(question) is not None and not asks_bound(question)
+
+
+def bounded(text: str, q: Quantity) -> bool:
+    """Whether quantity ``q`` of ``text`` is a bound (``1억원 이하``, ``3년 이상``: :func:`bound_groups`)."""
+    return any((b.quantity.start, b.quantity.end) == (q.start, q.end) for g in bound_groups(text) for b in g.bounds)
 
 
 @lru_cache(maxsize=8192)

@@ -225,12 +225,18 @@ def holds_fact(kind: str, grain: str, text: str) -> bool:
 def fitting_quantities(kind: str, grain: str, text: str) -> int:
     """How many quantities of ``text`` can answer a numeric ``kind`` question of ``grain`` (0 for
     another kind)."""
+    return len(fitting(kind, grain, text))
+
+
+def fitting(kind: str, grain: str, text: str) -> list:
+    """The quantities of ``text`` (:class:`rag.text.quantities.Quantity`) that can answer a numeric
+    ``kind`` question of ``grain`` ([] for another kind)."""
     want = QUANTITY_KINDS.get(kind)
     if want is None:
-        return 0
+        return []
     from rag.text.facts import extract_quantities
 
-    n = 0
+    out = []
     for q in extract_quantities(text):
         if q.kind not in want or q.implied:
             continue
@@ -242,8 +248,8 @@ def fitting_quantities(kind: str, grain: str, text: str) -> int:
             continue
         if q.kind == "period" and grain == "years" and not _a_year_or_more(q):
             continue
-        n += 1
-    return n
+        out.append(q)
+    return out
 
 
 def _a_year_or_more(q) -> bool:

@@ -171,3 +171,20 @@ def test_for_a_yes_no_question_the_bracket_the_number_misses_is_the_answer():
     pay = compose("근로자가 3명인 사업장의 사용자도 연차 유급휴가를 주어야 하나요?", bundle(("labour", "제60조 (연차 유급휴가)", rule)))
     assert pay.status == "answered"
     assert pay.answer.startswith("상시 5명 이상")  # not another case: the reason it does not apply, first
+
+
+FINE = "다음 각 호의 어느 하나에 해당하는 자에 대하여는 1억원 이하의 과태료를 부과한다."
+FINE_TABLE = "보고 의무를 위반한 경우 과태료는 1차 위반 시 3천만원, 2차 위반 시 6천만원으로 한다."
+
+
+def test_the_fine_actually_imposed_is_not_answered_with_its_ceiling():
+    b = bundle(("act", "제20조 (과태료)", FINE))
+    q = "보고하지 않으면 처음 위반일 때 과태료가 실제로 얼마 부과되나요?"
+    assert "does_not_address" in codes(q, cited(FINE, FINE), b)
+    assert compose(q, b).status == "insufficient_evidence"
+    # the ceiling answers the question that asks for the fine, or for the limit itself
+    assert codes("보고하지 않으면 과태료는 얼마인가요?", cited(FINE, FINE), b) == ()
+    assert codes("보고하지 않으면 과태료는 실제로 얼마까지 부과되나요?", cited(FINE, FINE), b) == ()
+    # and a sentence stating the amount applied answers it
+    t = bundle(("decree", "별표 (과태료의 부과기준)", FINE_TABLE))
+    assert codes(q, cited(FINE_TABLE, FINE_TABLE), t) == ()
