@@ -44,6 +44,9 @@ _ASKS_BOUND = re.compile(r"(?:몇|며칠|얼마)\s*[가-힣%]{0,4}?\s*(?:이하|
 # A question that asks for the value actually applied ("실제로 얼마", "exactly how much"): a bound
 # ("1억원 이하의 과태료") is a limit, not that value.
 _ASKS_ACTUAL = re.compile(r"실제(?:로)?\s|정확(?:히|한)|\bactual(?:ly)?\b|\bexact(?:ly)?\b", re.IGNORECASE)
+# ... unless it names a limit ("실제 한도는 몇 시간", "the actual maximum"): then the bound is the answer.
+_NAMES_LIMIT = re.compile(r"한도|상한|하한|최대|최고|최소|최저|\b(?:limit|cap|maximum|minimum|at most|at least)\b",
+                          re.IGNORECASE)
 _KINDS = frozenset({"money", "period", "ratio", "percent", "count", "measure"})
 _GAP = re.compile(r"[,.;:ㆍ·]|및|또는|그리고|\band\b|\bor\b")
 
@@ -118,8 +121,9 @@ def asks_bound(question: str) -> bool:
 
 def asks_actual(question: str) -> bool:
     """Whether the question asks for the value actually applied (``실제로 얼마``, ``exactly how
-    much``), not for a bound (:func:`asks_bound`)."""
-    return _ASKS_ACTUAL.search(question) is not None and not asks_bound(question)
+    much``), not for a bound (:func:`asks_bound`) nor a limit it names (``실제 한도``, ``maximum``)."""
+    return _ASKS_ACTUAL.search(question) is not None and not asks_bound(question) \
+        and _NAMES_LIMIT.search(question) is None
 
 
 def bounded(text: str, q: Quantity) -> bool:

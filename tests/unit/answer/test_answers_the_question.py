@@ -185,6 +185,7 @@ def test_the_fine_actually_imposed_is_not_answered_with_its_ceiling():
     # the ceiling answers the question that asks for the fine, or for the limit itself
     assert codes("보고하지 않으면 과태료는 얼마인가요?", cited(FINE, FINE), b) == ()
     assert codes("보고하지 않으면 과태료는 실제로 얼마까지 부과되나요?", cited(FINE, FINE), b) == ()
+    assert codes("보고하지 않으면 과태료는 실제로 최대 얼마인가요?", cited(FINE, FINE), b) == ()
     # and a sentence stating the amount applied answers it
     t = bundle(("decree", "별표 (과태료의 부과기준)", FINE_TABLE))
     assert codes(q, cited(FINE_TABLE, FINE_TABLE), t) == ()
