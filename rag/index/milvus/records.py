@@ -94,9 +94,9 @@ def readable(view: View, where: SearchFilter,
     return sorted(yes), sorted(no)
 
 
-def tenant_of(rec: DocumentRecord) -> str:
-    """A document's value of the tenant field: its access tenant, or "" when it has none."""
-    access = rec.access
+def tenant_of(item: DocumentRecord | Chunk) -> str:
+    """The tenant field of a document or chunk: its access tenant, or "" when it has none."""
+    access = item.access
     return (access.tenant or "") if access is not None else ""
 
 
@@ -126,8 +126,9 @@ def view_filter(view: View, where: SearchFilter | None, restricted: bool = True,
             parts.append(one_of("doc_id", where.document_ids))
         if where.versions:
             parts.append(one_of("doc_version", where.versions))
-        if needs_readers(where, restricted) or where.fields:
-            tenants = reader_tenants(where) if tenant_key and needs_readers(where, restricted) else None
+        scoped = needs_readers(where, restricted)
+        if scoped or where.fields:
+            tenants = reader_tenants(where) if tenant_key and scoped else None
             yes, no = readable(view, where, tenants)
             if not yes:
                 return None
@@ -177,7 +178,7 @@ def chunk_row(c: Chunk, v: np.ndarray, g: int, inc: str, analyzer: Callable[[str
     row = {"pk": pk, "doc_id": c.document_id, "doc_version": c.document_version,
            "inc": inc, "gen": g, "chunk": body, "vec": np.asarray(v, dtype=np.float32).tolist()}
     if tenant_key:
-        tenant = (c.access.tenant or "") if c.access is not None else ""
+        tenant = tenant_of(c)
         if len(tenant.encode("utf-8")) > MAX_TENANT:
             raise InputError(f"document {c.document_id!r}: its access tenant takes {len(tenant.encode())} bytes; "
                              f"the Milvus backend keeps at most {MAX_TENANT} — use a shorter tenant name")

@@ -9,9 +9,10 @@ import os
 import socket
 import threading
 import time
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 from rag.errors import DuplicateDocumentError, IndexBackendError, InputError
+from rag.index.layout import DocumentRecord
 from rag.index.milvus.collections import PAGE, Collections
 from rag.index.milvus.records import (MAX_VARCHAR, NEVER, PENDING_MAX, Pending, View, chunk_row, doc_body,
                                           doc_row, one_of)
@@ -99,10 +100,11 @@ def write_generation(cols: Collections, refresh: Callable[[], View], install: Ca
     if not items and not drop:
         return 0
     g = gen + 1
-    rows, records = [], []
+    rows, records, written = [], [], {}
     for it in items:
         rec = it.record
         inc = f"{g}:{rec.id}:{rec.version}"
+        written[(rec.id, rec.version)] = (rec, inc)
         body = doc_body(rec, inc)
         if len(body.encode("utf-8")) > MAX_VARCHAR:
             raise InputError(f"document {rec.id!r}: its title/uri/metadata take {len(body.encode())} bytes; "
@@ -131,20 +133,21 @@ def write_generation(cols: Collections, refresh: Callable[[], View], install: Ca
     cols.publish(View(g, n, pending, {}, {}), f"publish generation {g}")
     logger.info("%s: published generation %d (+%d documents / %d chunks, -%d documents)", cols.label, g,
                 len(items), len(rows), len(drop))
-    install(written_view(view, g, n, pending, items, drop))
+    install(written_view(view, g, n, pending, written, drop))
     return len(rows)
 
 
 def written_view(view: View, g: int, n_chunks: int, pending: tuple[Pending, ...],
-                 items: Sequence[IndexedDocument], drop: Sequence[tuple[str, str]]) -> View:
-    """The view of generation ``g``: ``view`` less the dropped documents, plus the written ones."""
+                 written: Mapping[tuple[str, str], tuple[DocumentRecord, str]],
+                 drop: Sequence[tuple[str, str]]) -> View:
+    """The view of generation ``g``: ``view`` less the dropped documents, plus the ``written`` ones
+    (key -> record and incarnation)."""
     documents, incs = dict(view.documents), dict(view.incarnations)
     for key in drop:
         documents.pop(key, None)
         incs.pop(key, None)
-    for it in items:
-        key = (it.record.id, it.record.version)
-        documents[key], incs[key] = it.record, f"{g}:{it.record.id}:{it.record.version}"
+    for key, (rec, inc) in written.items():
+        documents[key], incs[key] = rec, inc
     return View(g, n_chunks, pending, dict(sorted(documents.items())), incs, time.monotonic())
 
 
