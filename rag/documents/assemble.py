@@ -19,11 +19,16 @@ import unicodedata
 from typing import Mapping, Sequence
 
 from rag.documents.model import Block, BlockKind, Extracted, ExtractionWarning, Format, Page
+from rag.text.structure import STATUTE_HEADING_LEVELS, bold_paragraph_mark, opens_article, statute_heading_level
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u2028\u2029\ufeff\ufffe\uffff]")
 _SPACES = re.compile(r"[ \t\u00a0\u3000]+")
 _BLANKS = re.compile(r"\n{3,}")
 CELL_SEPARATOR = " | "
+# formats whose markup the loader writes (not the user): a statute in them is written in the markdown
+# a statute's text is given in (articles as level-5 headings, paragraph marks in bold), so it is
+# chunked, embedded and cited exactly as the same statute given as markdown text
+RENDERED: frozenset[Format] = frozenset({"pdf", "docx", "html", "hwpx", "hwp"})
 
 
 def clean(text: str) -> str:
@@ -52,6 +57,8 @@ class TextAssembler:
         self._pages: list[tuple[int, int]] = []  # (number, start)
         self._pending: list[int] = []  # pages opened, their first block not written yet
         self._last_kind: BlockKind | None = None
+        self._statute = False  # an article was written (a heading or a paragraph opening with one): marks in bold
+        self._shift = 0  # characters the last block gained before its second character (its bold mark)
         self.warnings: list[ExtractionWarning] = []
 
     @property
@@ -71,6 +78,7 @@ class TextAssembler:
         that runs across a page break stays one block). ``offset`` counts in the block's text as
         written, so pass text that :func:`clean` leaves unchanged."""
         last = self._blocks[-1]
+        offset += self._shift
         if not 0 < offset < last.end - last.start:
             raise ValueError(f"page {number} offset {offset} is not inside the last block")
         self._flush_pending(last.start)
@@ -98,8 +106,14 @@ class TextAssembler:
         if not body:
             return None
         if kind == "heading":
-            level = min(max(level, 1), 6)
+            level = min(max(self._heading_level(body.lstrip("#").strip(), level), 1), 6)
             body = f"{'#' * level} {body.lstrip('#').strip()}"
+        shift = 0
+        if kind == "paragraph" and self.format in RENDERED and opens_article(body):
+            self._statute = True
+        if self._statute and kind in ("paragraph", "list_item"):
+            marked = bold_paragraph_mark(body)
+            shift, body = len(marked) - len(body), marked
         self._write(self._separator(kind))
         start = self._len
         self._flush_pending(start)
@@ -107,7 +121,15 @@ class TextAssembler:
         blk = Block(kind, start, self._len, level if kind == "heading" else 0)
         self._blocks.append(blk)
         self._last_kind = kind
+        self._shift = shift
         return blk
+
+    def _heading_level(self, heading: str, level: int) -> int:
+        """A statute unit's fixed level in the formats the loader writes the markup of, else ``level``."""
+        fixed = statute_heading_level(heading) if self.format in RENDERED else None
+        if fixed == STATUTE_HEADING_LEVELS["조"]:
+            self._statute = True
+        return fixed or level
 
     def table(self, rows: Sequence[Sequence[str]]) -> None:
         """A table as one ``table_row`` block per row, cells cleaned and joined by `` | ``;

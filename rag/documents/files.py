@@ -25,6 +25,10 @@ from rag.types import Document
 
 logger = logging.getLogger(__name__)
 
+# The version of the text the loaders write for a file; recorded with each document, and a sync
+# reads a file again when its document was read by another version (2: statutes in the rendered
+# formats written as statute markdown: fixed heading levels, bold paragraph marks).
+READER_VERSION = 2
 _RESERVED = ("id", "version", "title", "uri")  # front-matter keys that are identity, not metadata
 _MIN_LETTER_SHARE = 0.3  # below this share of letters/digits among non-space characters: garbage
 
@@ -127,7 +131,8 @@ def to_document(f: ExtractedFile, rel: str, entry: FileEntry | None = None, *, d
     access = e.access if e.access is not None else own.get("access")
     if access is not None:
         meta["access"] = access
-    meta.update({"file": rel, "format": ex.format, "sha256": f.sha256, "entry_sha256": e.fingerprint()})
+    meta.update({"file": rel, "format": ex.format, "sha256": f.sha256, "entry_sha256": e.fingerprint(),
+                 "reader": READER_VERSION})
     if folder:
         meta["folder"] = folder
     pages = _page_starts(ex)

@@ -72,10 +72,11 @@ def access_json(access: Access | None) -> str:
 
 
 def same_contents(rec: DocumentRecord, d: Document) -> bool:
-    """Whether an indexed record holds ``d`` as it is: the same text and the same access metadata
-    (a replace that changes only who may read a document rewrites it)."""
-    return rec.text_sha256 == text_sha256(d.text) and \
-        access_json(rec.access) == access_json(document_access(d.id, d.metadata))
+    """Whether an indexed record holds ``d`` as it is: the same text, title, uri and metadata (a
+    replace that changes only who may read a document, or its manifest entry, rewrites it)."""
+    return rec.text_sha256 == text_sha256(d.text) and (rec.title, rec.uri) == (d.title, d.uri) and \
+        access_json(rec.access) == access_json(document_access(d.id, d.metadata)) and \
+        rec.metadata == record_metadata(d)
 
 
 def record_metadata(d: Document) -> str:

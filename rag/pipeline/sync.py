@@ -1,7 +1,8 @@
 """``rag sync FOLDER``: bring the index to exactly the folder's documents, touching only what changed.
 
 The plan compares each file's sha256 and manifest entry with what the index recorded for it
-(document metadata ``folder``, ``file``, ``sha256``, ``entry_sha256``): a file not indexed is
+(document metadata ``folder``, ``file``, ``sha256``, ``entry_sha256``; and ``reader``: a file read
+by loaders that wrote another text, :data:`~rag.documents.files.READER_VERSION`, is read again): a file not indexed is
 added, a changed one replaces its document, a file gone from the folder (or excluded by the
 manifest) is deleted, and an unchanged file is not even opened. A file that cannot be read keeps
 what the index already holds for it and is reported as failed.
@@ -24,6 +25,7 @@ from rag.index.protocol import Index
 from rag.index.updates import UpdateReport
 
 from rag.documents import FileFailure, FileWarning, load_folder, load_manifest
+from rag.documents.files import READER_VERSION
 from rag.documents.folder import candidate_files
 from rag.index.layout import DocumentRecord
 
@@ -95,7 +97,8 @@ def plan_sync(pipeline: "Pipeline", root: Path) -> SyncPlan:
             continue
         meta = rec.meta
         same = (meta.get("sha256") == file_sha256(root / rel)
-                and meta.get("entry_sha256") == manifest.entry_for(rel).fingerprint())
+                and meta.get("entry_sha256") == manifest.entry_for(rel).fingerprint()
+                and meta.get("reader") == READER_VERSION)  # read again by the loaders of today
         (unchanged if same else update).append(rel)
     remove = tuple((rel, have[rel].id) for rel in sorted(set(have) - present))
     return SyncPlan(tuple(add), tuple(update), remove, tuple(unchanged))

@@ -36,7 +36,7 @@ from rag.documents.docx import DocxLoader  # noqa: E402
 from rag.documents.files import read_file  # noqa: E402
 from rag.documents.html import HtmlLoader  # noqa: E402
 
-_MARKS = re.compile(r"^#{1,6} ", re.MULTILINE)
+_MARKS = re.compile(r"^#{1,6} |\*\*", re.MULTILINE)  # our heading and bold marks
 
 
 def normalise(text: str) -> str:

@@ -50,7 +50,7 @@ from rag.documents.manifest import load_manifest  # noqa: E402
 from rag.index.chunking import Chunker  # noqa: E402
 from rag.types import Document  # noqa: E402
 
-_MARKS = re.compile(r"^#{1,6} ", re.MULTILINE)
+_MARKS = re.compile(r"^#{1,6} |\*\*", re.MULTILINE)  # our heading and bold marks
 _HEADING = re.compile(r"^(#{1,6}) (.*)$", re.MULTILINE)
 _ARTICLE = re.compile(r"^제\d+조(?:의\d+)?")
 MIN_RATIO = 0.999

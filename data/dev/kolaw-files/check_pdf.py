@@ -44,7 +44,7 @@ def shown(markdown: str) -> str:
 
 
 def extracted_plain(text: str) -> str:
-    return re.sub(r"(?m)^#{1,6}\s+", "", text)
+    return re.sub(r"(?m)^#{1,6}\s+", "", text).replace("**", "")
 
 
 def norm(text: str) -> str:

@@ -67,7 +67,7 @@ SOURCES = {
                 "a private university's regulations: not public domain, no licence; not committed"),
 }
 
-_DROP = re.compile(r"[<>|]|^#{1,6} ", re.MULTILINE)
+_DROP = re.compile(r"[<>|]|^#{1,6} |\*\*", re.MULTILINE)
 _ARTICLE = re.compile(r"^(?:#{1,6} )?제\s*(\d+)\s*조(?!\s*의\s*\d)", re.MULTILINE)
 
 

@@ -96,7 +96,7 @@ SOURCES = {
                           "statute: public domain (저작권법 제7조); not committed"),
 }
 
-_DROP = re.compile(r"[|]|^#{1,6} ", re.MULTILINE)
+_DROP = re.compile(r"[|]|^#{1,6} |\*\*", re.MULTILINE)
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 
 

@@ -50,8 +50,8 @@ def test_pages_are_numbered_from_one_and_tile_the_text(statute):
 
 
 def test_every_block_lies_on_the_page_it_was_printed_on(statute):
-    expect = {"### 제1조 (목적)": [1], "### 제4조 (수수료)": [2], "재검사 | 5,000원": [2],
-              "② 수수료는 현금 또는 정보통신망을 이용한": [3], "# 시험 법률 시행령": [1]}
+    expect = {"##### 제1조 (목적)": [1], "##### 제4조 (수수료)": [2], "재검사 | 5,000원": [2],
+              "**②** 수수료는 현금 또는 정보통신망을 이용한": [3], "# 시험 법률 시행령": [1]}
     for needle, pages in expect.items():
         b = block_with(statute, needle)
         assert page_of(statute, b.start) == pages, needle
@@ -59,9 +59,10 @@ def test_every_block_lies_on_the_page_it_was_printed_on(statute):
     assert starts == sorted(starts) and all(0 <= b.start < b.end <= len(statute.text) for b in statute.blocks)
 
 
-def test_headings_keep_their_rank(statute):
+def test_headings_keep_their_rank_and_a_statutes_units_take_their_fixed_levels(statute):
     heads = [(b.level, statute.text[b.start:b.end]) for b in statute.blocks if b.kind == "heading"]
-    assert heads[:3] == [(1, "# 시험 법률 시행령"), (2, "## 제1장 총칙"), (3, "### 제1조 (목적)")]
+    # by font size the article headings rank third; as a statute's articles they are level 5
+    assert heads[:3] == [(1, "# 시험 법률 시행령"), (2, "## 제1장 총칙"), (5, "##### 제1조 (목적)")]
 
 
 def test_running_header_and_footer_are_removed_with_one_warning(statute):
@@ -75,7 +76,7 @@ def test_running_header_and_footer_are_removed_with_one_warning(statute):
 def test_a_paragraph_across_a_page_break_is_one_block_on_both_pages(statute):
     b = block_with(statute, "알려야 한다. 시ㆍ도지사는")
     text = statute.text[b.start:b.end]
-    assert text.startswith("① 사업자는") and text.endswith("결과를 보고하여야 한다.")
+    assert text.startswith("**①** 사업자는") and text.endswith("결과를 보고하여야 한다.")
     assert page_of(statute, b.start) == [1] and page_of(statute, b.end - 1) == [2]
     assert b.start < statute.pages[1].start < b.end
 
@@ -91,7 +92,7 @@ def test_hard_wrapped_lines_rejoin_without_gluing_or_splitting_words(statute):
 def test_statute_units_and_list_items_start_blocks(statute):
     kinds = {statute.text[b.start:b.end][:2]: b.kind for b in statute.blocks}
     assert kinds["1."] == "list_item" and kinds["2."] == "list_item"
-    assert block_with(statute, "② 제1항에 따른 측정의 방법").kind == "paragraph"
+    assert block_with(statute, "**②** 제1항에 따른 측정의 방법").kind == "paragraph"
 
 
 def test_aligned_columns_become_table_rows(statute):

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from rag.config import load_config
+from rag.documents import files as files_mod
+from rag.documents.files import READER_VERSION
 from rag.pipeline import Pipeline
 from rag.pipeline import sync as sync_mod
 from rag.pipeline.sync import plan_sync, sync_folder
@@ -96,3 +98,15 @@ def test_a_file_that_breaks_keeps_its_indexed_version(target, tmp_path):
     assert [(f.file, f.reason) for f in rep.failed] == [("hr/remote.txt", "garbage")]
     assert rep.updated == () and rep.removed == ()
     assert {k: r for k, r in p.index.documents.items() if k[0] == "hr/remote"} == before
+
+
+def test_files_read_by_another_version_of_the_loaders_are_read_again(target, tmp_path, monkeypatch):
+    folder = _folder(tmp_path / "docs")
+    p = _pipeline(target, tmp_path / "a", folder)
+    sync_folder(p, folder)
+    assert {r.meta["reader"] for r in p.index.documents.values()} == {READER_VERSION}
+    for module in (sync_mod, files_mod):  # the loaders now write another text
+        monkeypatch.setattr(module, "READER_VERSION", READER_VERSION + 1)
+    rep = sync_folder(p, folder)
+    assert sorted(rep.updated) == ["hr/remote.txt", "leave.md", "travel.md"] and rep.unchanged == ()
+    assert len(sync_folder(p, folder).unchanged) == 3
