@@ -16,12 +16,15 @@
    leans on the second's resolved form. Then:
    - an ellipsis is completed by the previous question: its own words first, the previous
      question after them (``신입사원은요?`` after ``연차 휴가는 며칠인가요?`` → ``신입사원은 연차
-     휴가는 며칠인가요?``), so the asked kind of fact carries over too;
+     휴가는 며칠인가요?``), so the asked kind of fact carries over too; a value it gives in a unit
+     the previous question also used replaces the previous value (``만약 25년이면요?`` after ``근속
+     15년 차 …`` → ``25년이면 근속 25년 차 …``): a changed condition, not a second one;
    - any other dependent question keeps its words and gets the previous question's content terms
      that it lacks appended (at most :data:`MAX_TOPIC_TERMS`);
    - a law's name the last assistant turn cited (``「근로기준법」``, ``…시행령``) and the
      resolved question does not hold is appended (at most two): the topic is often named only
-     in the answer.
+     in the answer. A question that asks about a decree or rule without naming its law
+     (``시행령에서는요?``) gets the law named before joined to it (``주택임대차보호법 시행령``).
 
 Only words of the history and the question are ever used, so an unanswerable follow-up stays
 unanswerable: the gate still decides on what the corpus holds.
@@ -57,7 +60,10 @@ _KO_ASKS = re.compile(r"무엇|뭐|뭔|어디|어떻|어떤|어느|왜|누구|�
 _EN_CONNECTIVE = re.compile(r"^(?:and\s+what\s+about|what\s+about|how\s+about|and\s+if|what\s+if|and\s+for|same\s+for|"
                             r"and|but|so|then|also|or)\b[\s,]*", re.IGNORECASE)
 _EN_PRONOUN = re.compile(r"\b(?:it|that|this|those|these|they|them|there|its|their)\b", re.IGNORECASE)
-_LAW_NAME = re.compile(r"「([^」]{2,40})」|([가-힣]{2,30}(?:법률|법|시행령|시행규칙|규정|규칙))(?=[\s,.·이의에은는을를과와]|$)")
+_KO_DECREE = re.compile(r"시행령|시행규칙")
+# A value with its unit (25년, 30일, 6개월, 10만원, 80퍼센트): a follow-up that gives one changes the condition.
+_QUANTITY = re.compile(r"(\d+(?:[.,]\d+)?)\s*(개월|년|달|주일|주|일|시간|분|억\s*원|만\s*원|원|살|세|명|퍼센트|%|배|회|번)")
+_LAW_NAME = re.compile(r"「([^」]{2,40})」|([가-힣]{2,30}(?:법률|법|시행령|시행규칙|규정|규칙))(?=[\s,.·이의에은는을를과와상]|$)")
 # Key terms the analyzer keeps that carry no topic.
 _NOT_TOPIC = frozenset({"만약", "만일", "혹시", "그럼", "그러면", "그건", "그거", "경우", "about", "must", "should", "can",
                         "could", "would", "will", "what", "which", "when", "how", "then", "also", "there", "does"})
@@ -129,6 +135,41 @@ def _law_names(text: str) -> list[str]:
     return out
 
 
+def changed_values(core: str, previous: str) -> str:
+    """``previous`` with its value in a unit ``core`` gives again replaced by ``core``'s value (only
+    where each has one value in that unit: with two, which one changed is not known)."""
+    def unit(m: re.Match) -> str:
+        return "".join(m.group(2).split())
+
+    given: dict[str, list[str]] = {}
+    for m in _QUANTITY.finditer(core):
+        given.setdefault(unit(m), []).append(m.group(0))
+    held: dict[str, int] = {}
+    for m in _QUANTITY.finditer(previous):
+        held[unit(m)] = held.get(unit(m), 0) + 1
+    new = {u: vs[0] for u, vs in given.items() if len(vs) == 1 and held.get(u) == 1}
+    if not new:
+        return previous
+    return _QUANTITY.sub(lambda m: new.get(unit(m), m.group(0)), previous)
+
+
+def _laws_for(question: str, previous: str, answer: str, text: str) -> list[str]:
+    """The law names to append (module docstring): the answer's, or for a question about a decree
+    or rule of an unnamed law, the law named before joined to the decree."""
+    decree = _KO_DECREE.search(question)
+    if decree is None or _law_names(question):
+        return [n for n in _law_names(answer) if n not in text][:MAX_LAW_NAMES]
+    out: list[str] = []
+    for name in _law_names(answer) + _law_names(previous):
+        base = re.sub(r"\s*(?:시행령|시행규칙)$", "", name)
+        joined = f"{base} {decree.group(0)}"
+        if base != name and name.endswith(decree.group(0)):
+            joined = name
+        if joined not in out and joined not in text:
+            out.append(joined)
+    return out[:MAX_LAW_NAMES]
+
+
 class RulesResolver:
     """The deterministic resolver (module docstring)."""
 
@@ -161,14 +202,16 @@ class RulesResolver:
         asks = analyze_question(question).kind != "other"
         carried: list[str] = []
         if not asks:
-            text = f"{_core(question)} {previous}".strip()
-            carried.append(previous)
+            core = _core(question)
+            before = changed_values(core, previous)
+            text = f"{core} {before}".strip()
+            carried.append(before)
         else:
             have = set(own_terms(question))
             topic = [t for t in own_terms(previous) if t not in have][:self.max_topic_terms]
             text = " ".join([question.strip(), *topic])
             carried.extend(topic)
-        laws = [n for n in _law_names(answer) if n not in text][:MAX_LAW_NAMES]
+        laws = _laws_for(question, previous, answer, text)
         if laws:
             text = " ".join([text, *laws])
             carried.extend(laws)

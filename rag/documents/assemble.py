@@ -10,7 +10,9 @@ the file was:
 - paragraphs and headings are separated by a blank line; list items and table rows by one line
   break (rows of one table stay together), table cells joined by `` | ``;
 - every string is cleaned first (:func:`clean`): NUL and other control characters removed, runs
-  of spaces collapsed, line ends trimmed; a block that is empty after cleaning is dropped.
+  of spaces collapsed, line ends trimmed; a block that is empty after cleaning is dropped;
+- a statute in a format whose markup the loader writes is written in statute markdown
+  (:mod:`rag.documents.statute`: its units' headings at fixed levels, paragraph marks in bold).
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import unicodedata
 from typing import Mapping, Sequence
 
 from rag.documents.model import Block, BlockKind, Extracted, ExtractionWarning, Format, Page
-from rag.text.structure import STATUTE_HEADING_LEVELS, bold_paragraph_mark, opens_article, statute_heading_level
+from rag.documents.statute import ARTICLE_LEVEL, bold_paragraph_mark, heading_level, opens_article
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u2028\u2029\ufeff\ufffe\uffff]")
 _SPACES = re.compile(r"[ \t\u00a0\u3000]+")
@@ -126,8 +128,8 @@ class TextAssembler:
 
     def _heading_level(self, heading: str, level: int) -> int:
         """A statute unit's fixed level in the formats the loader writes the markup of, else ``level``."""
-        fixed = statute_heading_level(heading) if self.format in RENDERED else None
-        if fixed == STATUTE_HEADING_LEVELS["조"]:
+        fixed = heading_level(heading) if self.format in RENDERED else None
+        if fixed == ARTICLE_LEVEL:
             self._statute = True
         return fixed or level
 

@@ -431,34 +431,3 @@ def has_structure(text: str) -> bool:
     """Whether ``text`` has headings or statute articles (sections that chunks can follow)."""
     return any(mk.kind in ("heading", "article") for mk in parse_structure(text).marks)
 
-
-# A statute's units nest in a fixed order; as markdown headings they take fixed levels (a 편 takes
-# the level of the law's title, which it follows), so a statute read from a PDF, DOCX, HTML or Hangul file is written with the
-# same heading marks as the same statute given as markdown, whatever font size or style it had.
-STATUTE_HEADING_LEVELS = {"편": 1, "장": 2, "절": 3, "관": 4, "조": 5}
-
-
-_LEADING_PARA_MARK = re.compile(rf"([{PARAGRAPH_MARKS}])(?=[ \t])")
-
-
-def statute_heading_level(heading: str) -> int | None:
-    """The fixed heading level of a statute unit's heading line (``제2장 근로계약`` → 2,
-    ``제17조(일비의 감액)`` → 5), None when the line is not one."""
-    m = _ARTICLE_LINE.match(heading)
-    if m is not None and not heading[m.end():].strip():
-        return STATUTE_HEADING_LEVELS["조"]
-    m = _PART_LINE.match(heading)
-    if m is not None:
-        return STATUTE_HEADING_LEVELS[_PART_LABEL.match(m.group(1)).group(2)]
-    return None
-
-
-def opens_article(text: str) -> bool:
-    """Whether ``text`` opens with a statute article's label and title (``제2조(근무시간)``)."""
-    return _ARTICLE_LINE.match(text) is not None
-
-
-def bold_paragraph_mark(paragraph: str) -> str:
-    """A statute paragraph opening with its mark, written with the mark in bold (``① 같은 곳에`` →
-    ``**①** 같은 곳에``), as statutes are written in markdown; anything else unchanged."""
-    return _LEADING_PARA_MARK.sub(r"**\1**", paragraph, count=1) if _LEADING_PARA_MARK.match(paragraph) else paragraph

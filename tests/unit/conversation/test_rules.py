@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from rag.conversation import RulesResolver, dependence
+from rag.conversation.rules import changed_values
 from rag.types import Turn
 
 DEMO = Path(__file__).resolve().parents[3] / "data" / "demo" / "questions.jsonl"
@@ -99,3 +100,32 @@ def test_follow_ups_that_point_back_mid_sentence_or_name_an_unnamed_decree(quest
 def test_that_noun_pointing_inside_the_question_is_not_a_reference_back():
     q = "가상자산 이용자 예치금을 맡은 관리기관은 그 예치금을 어떤 방법으로 운용할 수 있나요?"
     assert dependence(q) == "" and RulesResolver().resolve(q, LEAVE).question == q
+
+
+SERVICE = [Turn("user", "근속 15년 차 공무원인데 장기재직휴가는 며칠 받을 수 있나요?"), Turn("assistant", "10일입니다.")]
+RENT = [Turn("user", "재계약할 때 집주인이 보증금이나 월세를 얼마까지 올릴 수 있나요?"),
+        Turn("assistant", "「주택임대차보호법」 제7조에 따라 20분의 1의 금액을 초과하지 못합니다.")]
+
+
+def test_a_changed_condition_replaces_the_earlier_value_of_its_unit():
+    r = RulesResolver().resolve("만약 25년 근무했으면요?", SERVICE)
+    assert r.question == "25년 근무했으면 근속 25년 차 공무원인데 장기재직휴가는 며칠 받을 수 있나요?"
+    assert "15년" not in r.question
+
+
+@pytest.mark.parametrize("core, previous, expected", [
+    ("30일이면", "연차 휴가는 며칠인가요?", "연차 휴가는 며칠인가요?"),  # nothing to replace
+    ("10만 원이면", "월세 3만원이면 얼마", "월세 10만 원이면 얼마"),  # the unit written with or without a space
+    ("10만 원이면", "보증금 5만원 월세 3만 원이면", "보증금 5만원 월세 3만 원이면"),  # two: which one changed is unknown
+    ("6개월이면", "3년 근무하고 2개월 쉬면", "3년 근무하고 6개월 쉬면"),  # 개월 is not 년
+])
+def test_changed_values_only_where_the_unit_is_unambiguous(core, previous, expected):
+    assert changed_values(core, previous) == expected
+
+
+def test_a_decree_asked_about_without_its_law_gets_the_law_named_before_joined_to_it():
+    r = RulesResolver().resolve("시행령에서는 어떻게 정하고 있어요?", RENT)
+    assert r.question.endswith("주택임대차보호법 시행령") and r.carried[-1] == "주택임대차보호법 시행령"
+    asked_in_question = [Turn("user", "주택임대차보호법상 확정일자 받을 때 돈을 내야 하나요?"), Turn("assistant", "네.")]
+    assert RulesResolver().resolve("시행령에는 면제되는 사람도 있어요?", asked_in_question).question.endswith(
+        "주택임대차보호법 시행령")

@@ -7,7 +7,7 @@ import pytest
 from rag.config import ChunkingConfig
 from rag.documents.assemble import TextAssembler
 from rag.index.chunking import Chunker
-from rag.text.structure import bold_paragraph_mark, opens_article, statute_heading_level
+from rag.documents.statute import bold_paragraph_mark, heading_level, opens_article
 from rag.types import Document
 
 MARKDOWN = ("# 공무원 여비 규정\n\n## 제3장 일비ㆍ숙박비 및 식비\n\n##### 제17조 (동일 지역 장기체재 중 일비의 감액)\n\n"
@@ -76,7 +76,7 @@ def test_a_page_inside_a_bold_marked_paragraph_starts_where_its_text_does():
 
 
 def test_statute_unit_levels_and_marks():
-    assert [statute_heading_level(h) for h in ("제1편 총칙", "제2장 근로계약", "제3절 보칙", "제1관 통칙",
+    assert [heading_level(h) for h in ("제1편 총칙", "제2장 근로계약", "제3절 보칙", "제1관 통칙",
                                                "제8조의2 (정산)", "제17조(일비) ① 같은", "공무원 여비 규정")] == [
         1, 2, 3, 4, 5, None, None]
     assert bold_paragraph_mark("① 같은 곳에") == "**①** 같은 곳에"

@@ -92,3 +92,33 @@ def test_a_switched_signal_never_keeps_the_old_signals_main_threshold():
     assert switched["gate.language_thresholds"] == {} and switched["gate.language_thresholds.en"] == 5.59
     kept = _updates("dense", [GroupFit("gate.language_thresholds.en", 40, 40, 0.9, 0.86, 0.7, 0.9)], "dense")
     assert "gate.threshold" not in kept  # same signal: the configured threshold stays
+
+
+def _scored(n: int, dense_gap: float, bm25_gap: float, prob_gap: float | None = None):
+    """Probes whose signals separate the answerable ones by the given gaps (noise: a fixed pattern)."""
+    from rag.evaluation.autocal import ScoredProbe
+    from rag.evaluation.probes import Probe
+
+    out = []
+    for i in range(2 * n):
+        answerable = i < n
+        noise = ((i * 7919) % 100) / 100
+        tops = [("dense", 0.8 + noise * 0.1 + (dense_gap if answerable else 0)),
+                ("bm25", 2 + noise * 5 + (bm25_gap if answerable else 0))]
+        if prob_gap is not None:
+            tops.append(("probability", noise * 0.5 + (prob_gap if answerable else 0)))
+        out.append(ScoredProbe(Probe(f"p{i}", "q", answerable, "answerable" if answerable else "absent_term", "ko",
+                                     "d" if answerable else ""), True, False, tuple(tops),
+                               tuple((s, "gate.threshold") for s, _ in tops)))
+    return out
+
+
+def test_probes_never_switch_the_gate_to_bm25_which_they_favour():
+    from rag.evaluation.autocal import choose
+
+    bm25_best = _scored(20, dense_gap=0.02, bm25_gap=10)  # BM25 separates the probes perfectly, the cosine barely
+    signal, fits = choose(bm25_best, 0.9, configured="dense")
+    assert signal == "dense"
+    assert fits["bm25"][0].auroc > fits["dense"][0].auroc + 0.2  # measured and reported all the same
+    assert choose(bm25_best, 0.9, configured="bm25")[0] == "bm25"  # a configured BM25 gate stays
+    assert choose(_scored(20, dense_gap=0.02, bm25_gap=0, prob_gap=1.0), 0.9, configured="dense")[0] == "probability"
