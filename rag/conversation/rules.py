@@ -162,9 +162,7 @@ def _laws_for(question: str, previous: str, answer: str, text: str) -> list[str]
     out: list[str] = []
     for name in _law_names(answer) + _law_names(previous):
         base = re.sub(r"\s*(?:시행령|시행규칙)$", "", name)
-        joined = f"{base} {decree.group(0)}"
-        if base != name and name.endswith(decree.group(0)):
-            joined = name
+        joined = name if name.endswith(decree.group(0)) else f"{base} {decree.group(0)}"
         if joined not in out and joined not in text:
             out.append(joined)
     return out[:MAX_LAW_NAMES]

@@ -60,7 +60,7 @@ class TextAssembler:
         self._pending: list[int] = []  # pages opened, their first block not written yet
         self._last_kind: BlockKind | None = None
         self._statute = False  # an article was written (a heading or a paragraph opening with one): marks in bold
-        self._shift = 0  # characters the last block gained before its second character (its bold mark)
+        self._shift = 0  # characters the last block gained ahead of any offset inside it (a bold paragraph mark)
         self.warnings: list[ExtractionWarning] = []
 
     @property

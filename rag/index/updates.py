@@ -76,7 +76,7 @@ def same_contents(rec: DocumentRecord, d: Document) -> bool:
     replace that changes only who may read a document, or its manifest entry, rewrites it)."""
     return rec.text_sha256 == text_sha256(d.text) and (rec.title, rec.uri) == (d.title, d.uri) and \
         access_json(rec.access) == access_json(document_access(d.id, d.metadata)) and \
-        rec.metadata == record_metadata(d)
+        dict(rec.meta) == json.loads(record_metadata(d))
 
 
 def record_metadata(d: Document) -> str:
