@@ -21,7 +21,7 @@ import unicodedata
 from typing import Mapping, Sequence
 
 from rag.documents.model import Block, BlockKind, Extracted, ExtractionWarning, Format, Page
-from rag.documents.statute import ARTICLE_LEVEL, bold_paragraph_mark, heading_level, opens_article
+from rag.documents.statute import ARTICLE_LEVEL, bold_paragraph_mark, heading_level, split_article
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u2028\u2029\ufeff\ufffe\uffff]")
 _SPACES = re.compile(r"[ \t\u00a0\u3000]+")
@@ -60,7 +60,9 @@ class TextAssembler:
         self._pending: list[int] = []  # pages opened, their first block not written yet
         self._last_kind: BlockKind | None = None
         self._statute = False  # an article was written (a heading or a paragraph opening with one): marks in bold
-        self._shift = 0  # characters the last block gained ahead of any offset inside it (a bold paragraph mark)
+        # characters the last block gained (a bold paragraph mark) or lost (an article heading moved out of
+        # it) ahead of any offset inside it, against the text the loader passed
+        self._shift = 0
         self.warnings: list[ExtractionWarning] = []
 
     @property
@@ -80,7 +82,7 @@ class TextAssembler:
         that runs across a page break stays one block). ``offset`` counts in the block's text as
         written, so pass text that :func:`clean` leaves unchanged."""
         last = self._blocks[-1]
-        offset += self._shift
+        offset += self._shift  # not above 0 when the page starts inside an article heading moved out of it
         if not 0 < offset < last.end - last.start:
             raise ValueError(f"page {number} offset {offset} is not inside the last block")
         self._flush_pending(last.start)
@@ -107,15 +109,21 @@ class TextAssembler:
             body = _BLANKS.sub("\n", body.replace("\n\n", "\n"))
         if not body:
             return None
+        moved = 0  # characters of the text passed in that went to an article heading before this block
+        if kind == "paragraph" and self.format in RENDERED and (split := split_article(body)) is not None:
+            heading, moved = split  # a print's "제3조(목적) ① …": the article's heading, then its paragraph
+            written = self.block("heading", heading, ARTICLE_LEVEL)
+            body = body[moved:]
+            if not body:
+                return written
         if kind == "heading":
-            level = min(max(self._heading_level(body.lstrip("#").strip(), level), 1), 6)
-            body = f"{'#' * level} {body.lstrip('#').strip()}"
-        shift = 0
-        if kind == "paragraph" and self.format in RENDERED and opens_article(body):
-            self._statute = True
+            level, heading = self._statute_heading(body.lstrip("#").strip(), level)
+            body = f"{'#' * min(max(level, 1), 6)} {heading}"
+            level = min(max(level, 1), 6)
+        shift = -moved
         if self._statute and kind in ("paragraph", "list_item"):
             marked = bold_paragraph_mark(body)
-            shift, body = len(marked) - len(body), marked
+            shift, body = shift + len(marked) - len(body), marked
         self._write(self._separator(kind))
         start = self._len
         self._flush_pending(start)
@@ -126,12 +134,15 @@ class TextAssembler:
         self._shift = shift
         return blk
 
-    def _heading_level(self, heading: str, level: int) -> int:
-        """A statute unit's fixed level in the formats the loader writes the markup of, else ``level``."""
+    def _statute_heading(self, heading: str, level: int) -> tuple[int, str]:
+        """(level, text) of a heading: in the formats the loader writes the markup of, a statute unit's
+        fixed level (an article's heading written ``제N조 (제목)``); else as given."""
         fixed = heading_level(heading) if self.format in RENDERED else None
         if fixed == ARTICLE_LEVEL:
             self._statute = True
-        return fixed or level
+            split = split_article(heading)
+            heading = split[0] if split is not None else heading
+        return fixed or level, heading
 
     def table(self, rows: Sequence[Sequence[str]]) -> None:
         """A table as one ``table_row`` block per row, cells cleaned and joined by `` | ``;

@@ -27,7 +27,8 @@ logger = logging.getLogger(__name__)
 
 # The version of the text the loaders write for a file; recorded with each document, and a sync
 # reads a file again when its document was read by another version (2: statutes in the rendered
-# formats written as statute markdown: fixed heading levels, bold paragraph marks).
+# formats written as statute markdown: fixed heading levels, an article's label and title as its
+# heading, bold paragraph marks).
 READER_VERSION = 2
 _RESERVED = ("id", "version", "title", "uri")  # front-matter keys that are identity, not metadata
 _MIN_LETTER_SHARE = 0.3  # below this share of letters/digits among non-space characters: garbage

@@ -36,7 +36,7 @@ def test_docx_headings_keep_their_levels_from_styles_korean_names_and_outline_le
     ex = _read(DocxLoader(), "structured.docx")
     headings = [(t, lvl) for k, t, lvl in _blocks(ex) if k == "heading"]
     # the styles give 1, 2, 3, 3; a statute's articles take their fixed level 5 (as in statute markdown)
-    assert headings == [("# 휴가 규정", 1), ("## 제1장 총칙", 2), ("##### 제1조(목적)", 5), ("##### 제2조(연가)", 5)]
+    assert headings == [("# 휴가 규정", 1), ("## 제1장 총칙", 2), ("##### 제1조 (목적)", 5), ("##### 제2조 (연가)", 5)]
 
 
 def test_docx_body_order_is_paragraph_table_paragraph_and_rows_hold_merged_cells_once():

@@ -26,8 +26,9 @@ _spec.loader.exec_module(mk)
 EXPECTED_BLOCKS = [
     ("paragraph", "표본 복무 규정"),
     ("heading", "## 제1장 총칙"),  # a statute's chapter: level 2 whatever the outline level
-    ("paragraph", "제1조(목적) 이 규정은 표본기관 직원의 복무에 필요한 사항을 정함을 목적으로 한다."),
-    ("paragraph", "제2조(근무시간)"),
+    ("heading", "##### 제1조 (목적)"),  # an article run into its paragraph: written as statute markdown
+    ("paragraph", "이 규정은 표본기관 직원의 복무에 필요한 사항을 정함을 목적으로 한다."),
+    ("heading", "##### 제2조 (근무시간)"),
     ("paragraph", "**①** 직원의 근무시간은 1일 8시간으로 한다."),  # a statute's paragraph marks in bold
     ("paragraph", "**②** 점심시간은 낮 12시부터 오후 1시까지로 한다."),
     ("table_row", "구 분 | 근무시간 | 비고"),
@@ -55,7 +56,7 @@ def hwp(**kw):
 def test_text_blocks_and_tables_come_in_reading_order(load):
     ex = load()
     assert blocks(ex) == EXPECTED_BLOCKS
-    assert [b.level for b in ex.blocks if b.kind == "heading"] == [2]
+    assert [b.level for b in ex.blocks if b.kind == "heading"] == [2, 5, 5]
     assert ex.title == mk.TITLE
     assert ex.pages == ()
 

@@ -7,7 +7,7 @@ import pytest
 from rag.config import ChunkingConfig
 from rag.documents.assemble import TextAssembler
 from rag.index.chunking import Chunker
-from rag.documents.statute import bold_paragraph_mark, heading_level, opens_article
+from rag.documents.statute import bold_paragraph_mark, heading_level, split_article
 from rag.types import Document
 
 MARKDOWN = ("# 공무원 여비 규정\n\n## 제3장 일비ㆍ숙박비 및 식비\n\n##### 제17조 (동일 지역 장기체재 중 일비의 감액)\n\n"
@@ -59,9 +59,24 @@ def test_marks_are_bold_only_in_a_statute():
     asm.block("paragraph", "① 첫째 문항에 답하세요.")
     assert asm.done().text == "## 설문 안내\n\n① 첫째 문항에 답하세요."
     asm = TextAssembler("hwp")
-    asm.block("paragraph", "제2조(근무시간)")  # an article opening a paragraph makes the text a statute too
+    asm.block("paragraph", "제2조(근무시간)")  # an article written as a paragraph is an article heading too
     asm.block("paragraph", "① 직원의 근무시간은 1일 8시간으로 한다.")
-    assert asm.done().text == "제2조(근무시간)\n\n**①** 직원의 근무시간은 1일 8시간으로 한다."
+    assert asm.done().text == "##### 제2조 (근무시간)\n\n**①** 직원의 근무시간은 1일 8시간으로 한다."
+
+
+def test_an_article_run_into_its_first_paragraph_is_split_as_statute_markdown_writes_it():
+    asm = TextAssembler("pdf")
+    asm.page(1)
+    para = "제3조(개인정보 보호 원칙) ① 개인정보처리자는 처리 목적을 명확하게 하여야 한다."
+    asm.block("paragraph", para)
+    asm.page_inside(2, para.index("명확하게"))
+    asm.block("paragraph", "② 개인정보처리자는 적합하게 처리하여야 한다.")
+    asm.block("paragraph", "제5조(정의)에 따른 사항은 따로 정한다.")  # a reference opening a paragraph: no heading
+    ex = asm.done()
+    assert ex.text == ("##### 제3조 (개인정보 보호 원칙)\n\n**①** 개인정보처리자는 처리 목적을 명확하게 하여야 한다.\n\n"
+                       "**②** 개인정보처리자는 적합하게 처리하여야 한다.\n\n제5조(정의)에 따른 사항은 따로 정한다.")
+    assert [b.kind for b in ex.blocks] == ["heading", "paragraph", "paragraph", "paragraph"]
+    assert ex.text[ex.pages[1].start:].startswith("명확하게 하여야 한다.")
 
 
 def test_a_page_inside_a_bold_marked_paragraph_starts_where_its_text_does():
@@ -81,4 +96,5 @@ def test_statute_unit_levels_and_marks():
         1, 2, 3, 4, 5, None, None]
     assert bold_paragraph_mark("① 같은 곳에") == "**①** 같은 곳에"
     assert bold_paragraph_mark("①같은") == "①같은" and bold_paragraph_mark("제1항 ①") == "제1항 ①"
-    assert opens_article("제2조(근무시간) 직원은") and not opens_article("이 법 제2조에 따라")
+    assert split_article("제2조(근무시간) 직원은") == ("제2조 (근무시간)", 10)
+    assert split_article("이 법 제2조에 따라") is None and split_article("제5조(정의)에 따른") is None
