@@ -21,7 +21,7 @@ import unicodedata
 from typing import Mapping, Sequence
 
 from rag.documents.model import Block, BlockKind, Extracted, ExtractionWarning, Format, Page
-from rag.documents.statute import ARTICLE_LEVEL, bold_paragraph_mark, heading_level, split_article
+from rag.documents.statute import ARTICLE_LEVEL, article_heading, bold_paragraph_mark, part_level, split_article
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u2028\u2029\ufeff\ufffe\uffff]")
 _SPACES = re.compile(r"[ \t\u00a0\u3000]+")
@@ -118,8 +118,8 @@ class TextAssembler:
                 return written
         if kind == "heading":
             level, heading = self._statute_heading(body.lstrip("#").strip(), level)
-            body = f"{'#' * min(max(level, 1), 6)} {heading}"
             level = min(max(level, 1), 6)
+            body = f"{'#' * level} {heading}"
         shift = -moved
         if self._statute and kind in ("paragraph", "list_item"):
             marked = bold_paragraph_mark(body)
@@ -137,12 +137,13 @@ class TextAssembler:
     def _statute_heading(self, heading: str, level: int) -> tuple[int, str]:
         """(level, text) of a heading: in the formats the loader writes the markup of, a statute unit's
         fixed level (an article's heading written ``제N조 (제목)``); else as given."""
-        fixed = heading_level(heading) if self.format in RENDERED else None
-        if fixed == ARTICLE_LEVEL:
+        if self.format not in RENDERED:
+            return level, heading
+        article = article_heading(heading)
+        if article is not None:
             self._statute = True
-            split = split_article(heading)
-            heading = split[0] if split is not None else heading
-        return fixed or level, heading
+            return ARTICLE_LEVEL, article
+        return part_level(heading) or level, heading
 
     def table(self, rows: Sequence[Sequence[str]]) -> None:
         """A table as one ``table_row`` block per row, cells cleaned and joined by `` | ``;

@@ -36,14 +36,23 @@ def split_article(text: str) -> tuple[str, int] | None:
     return f"{m.group(1)} {m.group(2)}", rest
 
 
-def heading_level(heading: str) -> int | None:
-    """The fixed level of a statute unit's heading (``제2장 근로계약`` → 2, ``제17조(일비의 감액)`` → 5);
+def article_heading(heading: str) -> str | None:
+    """An article's heading as statute markdown writes it (``제17조(일비의 감액)`` → ``제17조 (일비의 감액)``);
     None when the heading is not one (an article heading holds nothing after its title)."""
     split = split_article(heading)
-    if split is not None and split[1] == len(heading):
-        return ARTICLE_LEVEL
+    return split[0] if split is not None and split[1] == len(heading) else None
+
+
+def part_level(heading: str) -> int | None:
+    """The fixed level of a part's heading (``제2장 근로계약`` → 2); None when it is not one."""
     m = _PART.match(heading)
     return HEADING_LEVELS[m.group(1)] if m is not None else None
+
+
+def heading_level(heading: str) -> int | None:
+    """The fixed level of a statute unit's heading (``제2장 근로계약`` → 2, ``제17조(일비의 감액)`` → 5);
+    None when the heading is not one."""
+    return ARTICLE_LEVEL if article_heading(heading) is not None else part_level(heading)
 
 
 def bold_paragraph_mark(paragraph: str) -> str:

@@ -73,9 +73,9 @@ def access_json(access: Access | None) -> str:
 
 def same_contents(rec: DocumentRecord, d: Document) -> bool:
     """Whether an indexed record holds ``d`` as it is: the same text, title, uri and metadata (a
-    replace that changes only who may read a document, or its manifest entry, rewrites it)."""
+    replace that changes only who may read a document, or its manifest entry, rewrites it; the
+    metadata holds the access, in the canonical form :func:`record_metadata` writes)."""
     return rec.text_sha256 == text_sha256(d.text) and (rec.title, rec.uri) == (d.title, d.uri) and \
-        access_json(rec.access) == access_json(document_access(d.id, d.metadata)) and \
         dict(rec.meta) == json.loads(record_metadata(d))
 
 

@@ -430,4 +430,3 @@ def refine_locator(base: str, text: str, offset: int) -> str:
 def has_structure(text: str) -> bool:
     """Whether ``text`` has headings or statute articles (sections that chunks can follow)."""
     return any(mk.kind in ("heading", "article") for mk in parse_structure(text).marks)
-
