@@ -14,7 +14,8 @@
    - it has no content term at all (``그건 며칠이에요?``).
 2. **Carry the topic.** The earlier user turns are resolved first, in order, so a third question
    leans on the second's resolved form. Then:
-   - an ellipsis is completed by the previous question: its own words first, the previous
+   - an ellipsis (:func:`elliptical`: it asks nothing itself and ends on a particle or has no verb or
+     adjective of its own) is completed by the previous question: its own words first, the previous
      question after them (``신입사원은요?`` after ``연차 휴가는 며칠인가요?`` → ``신입사원은 연차
      휴가는 며칠인가요?``), so the asked kind of fact carries over too; a value it gives in a unit
      the previous question also used replaces the previous value (``만약 25년이면요?`` after ``근속
@@ -35,6 +36,7 @@ import re
 from collections.abc import Sequence
 
 from rag.conversation.model import Resolution, unchanged
+from rag.text.analyzers import korean_morphemes
 from rag.text.question_analysis import analyze_question
 from rag.types import Turn
 
@@ -64,6 +66,7 @@ _KO_DECREE = re.compile(r"시행령|시행규칙")
 # A value with its unit (25년, 30일, 6개월, 10만원, 80퍼센트): a follow-up that gives one changes the condition.
 _QUANTITY = re.compile(r"(\d+(?:[.,]\d+)?)\s*(개월|년|달|주일|주|일|시간|분|억\s*원|만\s*원|원|살|세|명|퍼센트|%|배|회|번)")
 _LAW_NAME = re.compile(r"「([^」]{2,40})」|([가-힣]{2,30}(?:법률|법|시행령|시행규칙|규정|규칙))(?=[\s,.·이의에은는을를과와상]|$)")
+_PREDICATE_TAGS = frozenset({"VV", "VA", "XSV", "XSA"})
 # Key terms the analyzer keeps that carry no topic.
 _NOT_TOPIC = frozenset({"만약", "만일", "혹시", "그럼", "그러면", "그건", "그거", "경우", "about", "must", "should", "can",
                         "could", "would", "will", "what", "which", "when", "how", "then", "also", "there", "does"})
@@ -109,6 +112,27 @@ def dependence(question: str) -> str:
     if not terms:
         return "no content term of its own"
     return ""
+
+
+def elliptical(question: str) -> bool:
+    """Whether ``question`` leaves out what it asks, so the previous question's ask carries over: it
+    asks no kind of fact itself and, in Korean, ends on a particle (``신입사원은요?``, ``30일이면요?``)
+    or has no verb or adjective of its own (``그럼 퇴근은 몇 시예요?``); not ``면제되는 사람도
+    있어요?``, which asks yes or no about a predicate of its own."""
+    q = " ".join(question.split())
+    a = analyze_question(q)
+    if a.kind != "other":
+        return False
+    if a.language == "en":
+        return True
+    return bool(_KO_ELLIPSIS.search(q) and not _KO_ASKS.search(q)) or _no_predicate(q)
+
+
+def _no_predicate(q: str) -> bool:
+    """No verb or adjective in ``q`` (kiwipiepy's VV, VA and the derived XSV, XSA); False without
+    kiwipiepy (the ending alone decides then)."""
+    morphs = korean_morphemes(q)
+    return morphs is not None and not any(tag in _PREDICATE_TAGS for _, tag, _, _ in morphs)
 
 
 def _points_back(q: str) -> bool:
@@ -197,9 +221,8 @@ class RulesResolver:
         why = dependence(question)
         if not why:
             return unchanged(question, "stands alone")
-        asks = analyze_question(question).kind != "other"
         carried: list[str] = []
-        if not asks:
+        if elliptical(question):
             core = _core(question)
             before = changed_values(core, previous)
             text = f"{core} {before}".strip()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rag.conversation import RulesResolver, dependence
-from rag.conversation.rules import changed_values
+from rag.conversation.rules import changed_values, elliptical
 from rag.types import Turn
 
 DEMO = Path(__file__).resolve().parents[3] / "data" / "demo" / "questions.jsonl"
@@ -129,3 +129,24 @@ def test_a_decree_asked_about_without_its_law_gets_the_law_named_before_joined_t
     asked_in_question = [Turn("user", "주택임대차보호법상 확정일자 받을 때 돈을 내야 하나요?"), Turn("assistant", "네.")]
     assert RulesResolver().resolve("시행령에는 면제되는 사람도 있어요?", asked_in_question).question.endswith(
         "주택임대차보호법 시행령")
+
+
+@pytest.mark.parametrize("question, own_ending", [
+    ("필수실무관으로 지정되면 거기에 더 붙는 게 있어요?", "있어요?"),
+    ("그럼 막기 전에 저한테 미리 알려줘야 하는 거 아니에요?", "아니에요?"),
+    ("시행령에는 면제되는 사람도 있어요?", "있어요?"),
+])
+def test_a_yes_no_follow_up_with_a_predicate_of_its_own_keeps_its_ask(question, own_ending):
+    """It gets the earlier topic, never the earlier question's ask (며칠: a number of days), which
+    would make a number the answer to a yes-or-no question."""
+    r = RulesResolver().resolve(question, LEAVE)
+    assert not r.standalone and own_ending in r.question
+    assert "며칠" not in r.question and "연차" in r.carried and "휴가" in r.carried
+    assert not elliptical(question)
+
+
+@pytest.mark.parametrize("question", ["그럼 신입사원은요?", "만약 30일이면요?", "그럼 퇴근은 몇 시예요?", "그럼 상가도 똑같이 2년이에요?",
+                                      "What about part-timers?"])
+def test_an_ellipsis_or_a_question_without_a_predicate_of_its_own_takes_the_earlier_ask(question):
+    assert elliptical(question)
+    assert "며칠" in RulesResolver().resolve(question, LEAVE).question
