@@ -155,6 +155,11 @@ class GateConfig(Section):
     require_asked_fact: bool = True
     min_coverage: float = Field(0.25, ge=0, le=1)
     require_topic: bool = True
+    # A follow-up (completed from the earlier turns) is stopped (topic_missing) when none of the nouns
+    # it was asked with is in those candidates: the evidence may answer only the earlier question
+    # ("남편 쪽은요?" after 출산휴가). Off by default: a user's own word for what the corpus names
+    # otherwise ("신입사원" for "입사 첫해 직원") is not in them either (docs/results/conversations.md).
+    require_followup_terms: bool = False
     # The corpus the thresholds were fitted on (rag.index.corpus_fingerprint), written by
     # `rag calibrate --auto`; None: fitted elsewhere (the shipped thresholds) or unknown.
     fitted_on: str | None = None

@@ -93,7 +93,10 @@ def gate(s: State, c: Components) -> State:
     a tool phase may still bring live data."""
     rr = s.rerank
     language = rr.language if rr is not None else detect_language(s.request.question)
-    decision = c.gate.decide(s.searched.candidates, rr, language=language, question=s.request.question)
+    res = s.resolution
+    followup = res.asked if res is not None and res.changed else None
+    decision = c.gate.decide(s.searched.candidates, rr, language=language, question=s.request.question,
+                             followup=followup)
     stopped = "gate" if not decision.answer and s.request.tools is None else ""
     return s.with_(decision=decision, stopped=stopped)
 

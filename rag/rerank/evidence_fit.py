@@ -14,6 +14,12 @@ it asks (:func:`rag.text.question_analysis.analyze_question` reads the question 
   any of them, not even by its head or a stem (:func:`~rag.text.question_analysis.stem_found`): the
   evidence does not speak of what the question is about (a follow-up completed by the question
   before it carries that question's topic too: one topic spoken of is enough);
+- ``followup_missing``: for a follow-up (``followup``: the question as asked, before the earlier
+  turns completed it), its own nouns when none of them is spoken of: the evidence may speak only
+  of what was asked before (``남편 쪽은요?`` after a question on 출산휴가, read against a passage on
+  출산휴가 that never names a 남편); the gate stops on it only with ``gate.require_followup_terms``
+  (a user's own word for what the corpus names otherwise, ``신입사원`` for ``입사 첫해 직원``, is
+  silent too);
 - ``cross_language``: the question's language is not the best candidate's (the lexical readings
   then say nothing, and the gate does not use them);
 - ``dense_margin`` and ``agree``: the gap between the two best dense cosines, and whether the
@@ -45,12 +51,14 @@ class EvidenceFit:
     dense_margin: float | None = None
     agree: bool | None = None
     topic_missing: tuple[str, ...] = ()
+    followup_missing: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
         return {"coverage": round(self.coverage, 4), "missing": list(self.missing), "asked_fact": self.asked_fact,
                 "cross_language": self.cross_language, "key_terms": self.key_terms, "kind": self.kind,
                 "dense_margin": None if self.dense_margin is None else round(self.dense_margin, 6),
-                "agree": self.agree, "topic_missing": list(self.topic_missing)}
+                "agree": self.agree, "topic_missing": list(self.topic_missing),
+                "followup_missing": list(self.followup_missing)}
 
 
 def _readable(c: Candidate) -> str:
@@ -58,8 +66,10 @@ def _readable(c: Candidate) -> str:
     return " ".join(x for x in (ch.text, ch.locator, ch.title, *ch.heading_path) if x)
 
 
-def evidence_fit(question: str | QuestionAnalysis, candidates: Sequence[Candidate], read_top: int) -> EvidenceFit:
-    """The fit of the first ``read_top`` candidates (in their final order) to ``question``."""
+def evidence_fit(question: str | QuestionAnalysis, candidates: Sequence[Candidate], read_top: int,
+                 followup: str | None = None) -> EvidenceFit:
+    """The fit of the first ``read_top`` candidates (in their final order) to ``question``;
+    ``followup``: a follow-up as asked, when ``question`` is its completed form."""
     asked = question if isinstance(question, QuestionAnalysis) else analyze_question(question)
     top = list(candidates[:read_top])
     texts = [_readable(c) for c in top]
@@ -77,8 +87,9 @@ def evidence_fit(question: str | QuestionAnalysis, candidates: Sequence[Candidat
     _, bm25_id = best_hit(candidates, "bm25")
     margin = dense[0] - dense[1] if len(dense) >= 2 else None
     agree = dense_id == bm25_id if dense_id is not None and bm25_id is not None else None
+    own = analyze_question(followup).silent_nouns(texts) if followup is not None else ()
     return EvidenceFit(coverage, missing, asked_fact, cross, len(asked.key_terms), asked.kind, margin, agree,
-                       asked.silent_topics(texts))
+                       asked.silent_topics(texts), own)
 
 
 # the asked kind in Korean, with its object and its subject particle
@@ -96,7 +107,7 @@ def explain(reason: str, fit: EvidenceFit | None, language: str, *, top: float |
         return (f"질문의 핵심어 {terms}가 근거에 없음 (핵심어 포함률 {fit.coverage:.0%})" if ko else
                 f"the question's key terms {terms} are not in the evidence (coverage {fit.coverage:.0%})")
     if reason == "topic_missing" and fit is not None:
-        topic = ", ".join(f"'{t}'" for t in fit.topic_missing[:3])
+        topic = ", ".join(f"'{t}'" for t in (fit.topic_missing or fit.followup_missing)[:3])
         return (f"질문의 주제어 {topic}가 근거에 없음" if ko else
                 f"the question's topic {topic} is not in the evidence")
     if reason == "asked_fact_missing" and fit is not None:

@@ -187,12 +187,14 @@ class Gate:
         return None
 
     def decide(self, candidates: Sequence[Candidate], rerank: RerankResult | None = None, *,
-               language: str | None = None, question: str | None = None) -> GateDecision:
+               language: str | None = None, question: str | None = None, followup: str | None = None
+               ) -> GateDecision:
         """``language``: the query's (``detect_language``); it picks ``gate.language_thresholds``
         for the main signal. Without it the reranker's detected language is used, if it ran.
         ``question``: with it (and ``gate.read_question``) a decision the scores passed is also
         checked against what the question asks (:mod:`rag.rerank.evidence_fit`), and every
-        decision carries an explanation for people."""
+        decision carries an explanation for people. ``followup``: the question as asked when
+        ``question`` is a follow-up completed from the earlier turns (its own words are read too)."""
         d = self._decide_scores(candidates, rerank, language=language)
         if question is None or not self.config.enabled:
             return d
@@ -200,7 +202,7 @@ class Gate:
         if not self.config.read_question or not candidates:
             return replace(d, explanation=explain(d.reason, None, lang, top=d.top_score, threshold=d.threshold))
         ordered = [c.candidate for c in rerank.candidates] if rerank is not None and rerank.applied else candidates
-        fit = evidence_fit(question, ordered, self.config.read_top)
+        fit = evidence_fit(question, ordered, self.config.read_top, followup)
         reason = d.reason
         if d.answer:
             reason = self._read(fit)
@@ -219,6 +221,8 @@ class Gate:
         if not fit.cross_language and fit.key_terms and fit.coverage < cfg.min_coverage:
             return KEY_TERMS_MISSING
         if cfg.require_topic and not fit.cross_language and fit.topic_missing:
+            return TOPIC_MISSING
+        if cfg.require_followup_terms and not fit.cross_language and fit.followup_missing:
             return TOPIC_MISSING
         return ANSWER
 

@@ -56,7 +56,7 @@ _COUNTER = re.compile(r"몇\s*(급|호봉|등급|층|데시벨|킬로그램|킬�
 _KO_GENERIC = frozenset({
     "며칠", "얼마", "얼마나", "몇", "무엇", "뭐", "언제", "어디", "누구", "누가", "어떤", "어떻게", "어느", "무슨", "왜", "경우", "때", "것", "수",
     "등", "정도", "관련", "대하", "알", "궁금", "있", "없", "되", "하", "이", "그", "저", "좀", "제", "저희", "우리", "안", "내", "이내", "까지",
-    "본인", "자신", "당사자",
+    "본인", "자신", "당사자", "만약", "만일",
     "최대", "최소", "이상", "이하", "기준", "하루", "일주일", "주당", "한달", "매일", "매주", "매월", "매년", "연간", "월간", "동안", "기간", "가능", "해당", "받", "주", "나오", "가", "오", "알려주", "말", "건가", "인가", "르",
 })
 _EN_GENERIC = frozenset({
@@ -148,6 +148,17 @@ class QuestionAnalysis:
             return ()
         return tuple(t.form for t in topics)
 
+    def silent_nouns(self, texts: Sequence[str]) -> tuple[str, ...]:
+        """The question's nouns (key terms of full weight, less a noun made a verb by 하다 / 되다:
+        ``근무했으면`` says what was done, not what it is about) when none of them is spoken of
+        (:func:`stem_found`) in any of ``texts``; () when one is, or when it has none."""
+        compact = _compact(self.text)
+        nouns = tuple(t for t in self.key_terms if t.weight >= NOUN_WEIGHT
+                      and not (t.hangul and re.search(re.escape(t.form) + _VERB_MAKER, compact)))
+        if not nouns or any(stem_found(t, x) for t in nouns for x in texts):
+            return ()
+        return tuple(t.form for t in nouns)
+
     def holds_asked_fact(self, text: str) -> bool:
         """Whether ``text`` states a fact of the asked kind: for a numeric question a quantity of a
         fitting kind (and, for a duration, of the asked grain), with the asked counter (몇 급 → 5급)
@@ -155,6 +166,7 @@ class QuestionAnalysis:
         return holds_fact(self.kind, self.grain, text) and states_counter(self.counter, text)
 
 
+_VERB_MAKER = "[하한할함해했되된될됨돼됐]"  # 하다 / 되다 after a noun: 근무하다, 지정되다
 PIECE_CREDIT = 0.4  # a compound not found whole counts this share of its pieces found
 
 

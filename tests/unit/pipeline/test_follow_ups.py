@@ -94,3 +94,15 @@ def test_build_prompt_resolves_the_follow_up_too(built):
     searched, prompt = built.build_prompt(FOLLOW, HISTORY)
     assert searched.query.startswith(RESOLVED)
     assert any("16일" in b.text for b in prompt.bundle.blocks)
+
+
+def test_the_gate_reads_the_follow_up_as_asked_and_stops_on_it_only_when_configured(built, derived):
+    """``gate.require_followup_terms``: the corpus says 입사 첫해 직원, never 신입사원, so the strict
+    gate stops what the default answers; the trace names the silent word either way."""
+    default = built.answer(FOLLOW, HISTORY)
+    assert default.status == "answered"
+    assert default.to_json()["trace"]["gate"]["fit"]["followup_missing"] == ["신입사원"]
+    strict = derived(built, **{"gate.require_followup_terms": True}).answer(FOLLOW, HISTORY)
+    assert (strict.status, strict.reason) == ("insufficient_evidence", "topic_missing")
+    alone = derived(built, **{"gate.require_followup_terms": True}).answer(RESOLVED)
+    assert alone.status == "answered"  # a question asked in full is not a follow-up

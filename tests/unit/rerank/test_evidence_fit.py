@@ -116,3 +116,34 @@ def test_a_stem_made_into_another_noun_does_not_speak_of_the_topic():
     # the stem followed by a particle or the end of the text still speaks of it
     trip = [cand(0, "근무지 내 출장을 하는 공무원에게는 1만원을 지급한다.", 0.9)]
     assert GATE.decide(trip, question="3시간 외근 출장을 다녀오면 출장비는 얼마 받나요?").answer
+
+
+MATERNITY = "임신 중인 공무원은 출산 전과 출산 후를 통하여 90일의 출산휴가를 사용할 수 있다."
+
+
+STRICT = Gate(GateConfig(signal="dense", threshold=0.8, fallback_signal="dense", fallback_threshold=0.8,
+                         min_coverage=0.25, require_followup_terms=True))
+
+
+def test_a_follow_up_whose_own_words_the_evidence_never_speaks_of_is_stopped_when_asked_to():
+    """The completed question carries the earlier topic (출산휴가), so its own reading passes; the
+    follow-up as asked (남편) is what the evidence must speak of too (``require_followup_terms``;
+    off by default, where it is only reported)."""
+    completed = "남편 쪽은 출산휴가는 며칠인가요?"
+    evidence = [cand(0, MATERNITY, 0.9)]
+    assert STRICT.decide(evidence, question=completed).reason == "answer"  # without the follow-up: answered
+    d = STRICT.decide(evidence, question=completed, followup="남편 쪽은요?")
+    assert (d.answer, d.reason) == (False, "topic_missing") and d.fit.followup_missing == ("남편",)
+    assert "'남편'" in d.explanation and d.to_json()["fit"]["followup_missing"] == ["남편"]
+    default = GATE.decide(evidence, question=completed, followup="남편 쪽은요?")
+    assert default.answer and default.fit.followup_missing == ("남편",)
+    spouse = [cand(0, MATERNITY, 0.9), cand(1, "남편인 공무원은 배우자가 출산하면 20일의 출산휴가를 받는다.", 0.88)]
+    assert STRICT.decide(spouse, question=completed, followup="남편 쪽은요?").answer
+
+
+def test_a_follow_up_with_no_noun_of_its_own_or_only_a_verb_noun_is_read_as_before():
+    completed = "만약 25년 근무했으면 근속 25년 차 공무원인데 장기재직휴가는 며칠인가요?"
+    evidence = [cand(0, "재직기간이 20년 이상인 공무원에게는 20일의 장기재직휴가를 준다.", 0.9)]
+    for followup in ("만약 25년 근무했으면요?", "만약 70일째면요?", "그럼요?"):
+        d = STRICT.decide(evidence, question=completed, followup=followup)
+        assert d.answer and d.fit.followup_missing == (), followup
