@@ -152,9 +152,9 @@ class QuestionAnalysis:
         """The question's nouns (key terms of full weight, less a noun made a verb by 하다 / 되다:
         ``근무했으면`` says what was done, not what it is about) when none of them is spoken of
         (:func:`stem_found`) in any of ``texts``; () when one is, or when it has none."""
-        compact = _compact(self.text)
+        text = unicodedata.normalize("NFKC", self.text)  # not compacted: 남편 한 명 is no 남편하다
         nouns = tuple(t for t in self.key_terms if t.weight >= NOUN_WEIGHT
-                      and not (t.hangul and re.search(re.escape(t.form) + _VERB_MAKER, compact)))
+                      and not (t.hangul and re.search(re.escape(t.form) + _VERB_MAKER, text)))
         if not nouns or any(stem_found(t, x) for t in nouns for x in texts):
             return ()
         return tuple(t.form for t in nouns)

@@ -147,3 +147,10 @@ def test_a_follow_up_with_no_noun_of_its_own_or_only_a_verb_noun_is_read_as_befo
     for followup in ("만약 25년 근무했으면요?", "만약 70일째면요?", "그럼요?"):
         d = STRICT.decide(evidence, question=completed, followup=followup)
         assert d.answer and d.fit.followup_missing == (), followup
+
+
+def test_a_verb_noun_is_one_the_question_writes_joined_to_hada_not_one_before_another_word():
+    from rag.text.question_analysis import analyze_question
+
+    assert analyze_question("만약 25년 근무했으면요?").silent_nouns([MATERNITY]) == ()
+    assert analyze_question("남편 한 명만 쓰면요?").silent_nouns([MATERNITY]) == ("남편",)
