@@ -67,8 +67,8 @@ _KO_DECREE = re.compile(r"시행령|시행규칙")
 _QUANTITY = re.compile(r"(\d+(?:[.,]\d+)?)\s*(개월|년|달|주일|주|일|시간|분|억\s*원|만\s*원|원|살|세|명|퍼센트|%|배|회|번)")
 _LAW_NAME = re.compile(r"「([^」]{2,40})」|([가-힣]{2,30}(?:법률|법|시행령|시행규칙|규정|규칙))(?=[\s,.·이의에은는을를과와상]|$)")
 _PREDICATE_TAGS = frozenset({"VV", "VA", "XSV", "XSA"})
-# Key terms the analyzer keeps that carry no topic.
-_NOT_TOPIC = frozenset({"만약", "만일", "혹시", "그럼", "그러면", "그건", "그거", "경우", "about", "must", "should", "can",
+# Key terms the analyzer keeps that carry no topic (만약 and 만일 it drops itself).
+_NOT_TOPIC = frozenset({"혹시", "그럼", "그러면", "그건", "그거", "경우", "about", "must", "should", "can",
                         "could", "would", "will", "what", "which", "when", "how", "then", "also", "there", "does"})
 
 
