@@ -5,7 +5,8 @@
 #   benchmarks/gate_auto/run.sh [DATA] [STAGE ...]
 #
 # DATA    the shared data folder (default: $GATE_AUTO_DATA, else ../shared/data)
-# STAGE   pool nomiracl-ko squad2 kolaw-dev timing-1k summary (default: all of them, in this order)
+# STAGE   pool nomiracl-ko squad2 kolaw-dev kolaw-feedback timing-1k summary (default: all of them, in this order;
+#         kolaw-feedback needs kolaw-dev's index and fitted config)
 #
 # Environment: GATE_AUTO_WORK (default /tmp/gate_auto: pooled corpora, configs, indexes, embedding caches,
 # full calibration curves), GATE_AUTO_RESULTS (default results/gate-auto: rates, logs, /usr/bin/time -v),
@@ -25,7 +26,7 @@ RAG=${RAG:-.venv/bin/rag}
 PY=${PY:-.venv/bin/python}
 HERE=benchmarks/gate_auto
 STAGES=("$@")
-[ ${#STAGES[@]} -gt 0 ] || STAGES=(pool nomiracl-ko squad2 kolaw-dev timing-1k summary)
+[ ${#STAGES[@]} -gt 0 ] || STAGES=(pool nomiracl-ko squad2 kolaw-dev kolaw-feedback timing-1k summary)
 NOMIRACL=$DATA/nomiracl/ko.test.jsonl
 SQUAD2=$DATA/squad2/dev-v2.0-half.json
 KOLAW=$DATA/kolaw-dev
@@ -119,6 +120,26 @@ stage_kolaw-dev() {
   cp "$w/$name.labels.yaml" "$r/"
   timed "$r/answers-labels" "$RAG" eval-answers --dataset "$KOLAW" --config "$w/$name.labels.yaml" \
     --json "$r/answers-labels.json"
+}
+
+stage_kolaw-feedback() {
+  # --from-batch on a labelled batch run: the calib half asked with the --auto config, each line labelled from the
+  # gold (feedback.py label: what a person checking the answers would mark), the gate refitted on probes + labels,
+  # then every variant scored on the eval half only (no question is both fitted on and scored)
+  local name=kolaw-dev w=$WORK/kolaw-dev r=$RES/kolaw-dev cfg=$WORK/kolaw-dev/kolaw-dev.yaml
+  "$PY" $HERE/feedback.py split "$KOLAW/questions.jsonl" "$w/halves"
+  rm -f "$w/batch-calib.jsonl"
+  timed "$r/batch-calib" "$RAG" batch "$w/halves/calib.jsonl" -o "$w/batch-calib.jsonl" --config "$w/$name.auto.yaml"
+  "$PY" $HERE/feedback.py label "$KOLAW" "$w/batch-calib.jsonl" "$r/batch-calib-labelled.jsonl" \
+    2> "$r/batch-calib-labels.txt"
+  timed "$r/feedback" "$RAG" calibrate --from-batch "$r/batch-calib-labelled.jsonl" --config "$w/$name.auto.yaml" \
+    --out "$w/$name.feedback.yaml" --report "results/calibrate-feedback-$name"
+  cp "$w/$name.feedback.yaml" "$r/"
+  for v in shipped auto feedback; do
+    local c=$w/$name.$v.yaml; [ $v = shipped ] && c=$cfg
+    timed "$r/eval-half-$v" "$RAG" eval-answers --dataset "$KOLAW" --config "$c" --only-questions \
+      --questions "$w/halves/eval.jsonl" --json "$r/eval-half-$v.json"
+  done
 }
 
 stage_timing-1k() {

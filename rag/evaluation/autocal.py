@@ -49,6 +49,7 @@ class ScoredProbe:
     tops: tuple[tuple[str, float], ...]  # (signal, top value) for the signals that have one
     keys: tuple[tuple[str, str], ...]  # (signal, threshold config key)
     weight: int = 1  # how many probes it counts as (a labelled question: feedback_weight)
+    stopped_after_gate: bool = False  # a labelled question a later stage stopped in the batch (no threshold decides it)
 
     def top(self, signal: str) -> float | None:
         return dict(self.tops).get(signal)
@@ -58,7 +59,7 @@ class ScoredProbe:
 
     def read_score(self, signal: str) -> float:
         t = self.top(signal)
-        return -math.inf if self.stopped_by_reading or t is None else t
+        return -math.inf if self.stopped_by_reading or self.stopped_after_gate or t is None else t
 
 
 def probe_sources(pipeline, principal=None) -> list[ProbeSource]:
@@ -215,7 +216,8 @@ def _labelled(pipeline, feedback: FeedbackSet, weight: int, principal, progress)
     probes = [Probe(f"feedback:{it.line}", it.question, it.should_answer, KIND, detect_language(it.question),
                     source=f"{it.label} ({it.status or 'no status'}), {feedback.path.name}:{it.line}")
               for it in feedback.items]
-    return [replace(sp, weight=weight) for sp in score_probes(pipeline, probes, principal, progress, "labelled")]
+    scored = score_probes(pipeline, probes, principal, progress, "labelled")
+    return [replace(sp, weight=weight, stopped_after_gate=it.stopped_after_gate) for it, sp in zip(feedback.items, scored)]
 
 
 def _feedback_summary(feedback: FeedbackSet, weight: int, pipeline, fingerprint: str, without: dict[str, object],

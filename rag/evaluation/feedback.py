@@ -15,6 +15,11 @@ insufficient_evidence     wrong           answer (positive: it should have answe
 insufficient_evidence     right           abstain (negative: abstaining was right)
 ========================  ==============  ==================================================
 
+An abstention a stage after the gate made (the line's trace says the gate answered, then the model or the
+validation declined: ``stopped_after_gate``) is one no threshold decides: the fit reads it below every value,
+as it reads a probe the question's reading stops, so a right abstention there does not push the threshold up
+and a wrong one does not pull it down.
+
 Lines without a label (or ``"label": null`` / ``""``) are ignored and counted. Every bad line
 (not JSON, not an object, another schema, a labelled line without its question, an unknown label,
 ``right`` / ``wrong`` on a line with no answer to judge) is collected and all of them are raised
@@ -86,6 +91,7 @@ class FeedbackItem:
     status: str
     label: str
     should_answer: bool
+    stopped_after_gate: bool = False  # insufficient_evidence although the trace's gate answered
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -130,6 +136,15 @@ def _documents(d: Mapping[str, Any]) -> set[tuple[str, str]]:
     return out
 
 
+def _stopped_after_gate(status: str, res: Any) -> bool:
+    """Whether a stage after the gate made the line's abstention: its trace records the gate answering."""
+    if status != "insufficient_evidence" or not isinstance(res, Mapping):
+        return False
+    trace = res.get("trace")
+    gate = trace.get("gate") if isinstance(trace, Mapping) else None
+    return isinstance(gate, Mapping) and gate.get("reason") == "answer"
+
+
 def _item(d: Any, lineno: int, path: Path) -> FeedbackItem | None:
     if not isinstance(d, dict):
         raise ValueError("not a JSON object")
@@ -148,7 +163,7 @@ def _item(d: Any, lineno: int, path: Path) -> FeedbackItem | None:
     resolved = resolution.get("question") if isinstance(resolution, Mapping) else None
     question = resolved if isinstance(resolved, str) and resolved.strip() else asked
     return FeedbackItem(lineno, str(d.get("id") or f"{path.name}:{lineno}"), question.strip(), asked, status, label,
-                        target)
+                        target, _stopped_after_gate(status, res))
 
 
 def read_feedback(path: str | Path) -> FeedbackSet:

@@ -152,6 +152,36 @@ def test_labels_move_the_threshold_the_way_they_say(demo, tmp_path, status, labe
     assert again.updates == rep.updates
 
 
+def _trace(gate_reason: str) -> dict:
+    return {"citations": [], "trace": {"gate": {"reason": gate_reason}}}
+
+
+def test_an_abstention_made_after_the_gate_is_read_as_such(tmp_path):
+    fs = read_feedback(write_lines(tmp_path / "r.jsonl", [
+        line(1, "a?", "insufficient_evidence", "right", result=_trace("answer")),  # the model declined
+        line(2, "b?", "insufficient_evidence", "right", result=_trace("below_threshold")),  # the gate stopped it
+        line(3, "c?", "answered", "wrong", result=_trace("answer")),
+        line(4, "d?", "insufficient_evidence", "wrong", result=None)]))
+    assert [i.stopped_after_gate for i in fs.items] == [True, False, False, False]
+
+
+def test_a_right_abstention_a_later_stage_made_does_not_raise_the_threshold(demo, tmp_path):
+    cfg, pipeline = demo
+    reports = {}
+    for gate_reason in ("below_threshold", "answer"):
+        batch = write_lines(tmp_path / f"{gate_reason}.jsonl", [
+            line(i, q["question"], "insufficient_evidence", "right", result=_trace(gate_reason))
+            for i, q in enumerate(QUESTIONS)])
+        reports[gate_reason] = auto_calibrate(pipeline, 0.9, tmp_path / gate_reason, per_language=20,
+                                              feedback=read_feedback(batch)).summary
+    gated, later = reports["below_threshold"], reports["answer"]
+    before = _dense_threshold(gated["feedback"]["groups_without_labels"])
+    assert _dense_threshold(gated["groups"]) > before  # abstentions the gate made: negatives at their scores
+    assert _dense_threshold(later["groups"]) <= before  # a later stage's: below every value, no threshold needed
+    saved = json.loads((tmp_path / "answer" / "auto_calibration.json").read_text())
+    assert all(x["stopped_after_gate"] for x in saved["labelled"])
+
+
 def test_cli_from_batch_writes_the_config_and_the_report(demo, tmp_path, capsys):
     cfg, pipeline = demo
     docs = sorted(pipeline.index.documents)
