@@ -8,7 +8,9 @@ blocks they cite:
 
 1. **the asked kind of fact** (``does_not_address``): a numeric question (기한, 기간, 금액, 비율,
    횟수) needs a sentence stating a quantity of that kind, and for a duration of the asked grain
-   (몇 시간 is not answered by "2주일"); 몇 급 / 몇 호봉 a number with that counter; a question of
+   (몇 시간 is not answered by "2주일"), and for a maximum (최대 며칠, 상한) or a minimum (최소) one that is
+   no bound of the other direction ("30일 이상인 경우" says when a rule applies, not how far it goes:
+   :func:`rag.text.conditions.against_limit`); 몇 급 / 몇 호봉 a number with that counter; a question of
    several parts needs that for each numeric part; a question for the value actually applied
    ("과태료가 실제로 얼마", :func:`rag.text.conditions.asks_actual`) needs one that is not a bound
    ("1억원 이하의 과태료" is the ceiling, not the fine);
@@ -69,10 +71,14 @@ def addressing_violations(question: QuestionAnalysis, sentences: Sequence[str],
                              "answer sentence states one; answer with the sentence of the source that states it, "
                              "or use status insufficient_evidence"))
     for p in question.asked_numbers:
-        if not any(holds_fact(p.kind, p.grain, t) for t in texts):
+        if not any(holds_fact(p.kind, p.grain, t, p.limit) for t in texts):
             grain = {"hours": " in hours", "years": " of a year or more"}.get(p.grain, "")
             what = f"{_KIND_WORDS[p.kind]}{grain}"
             part = f" (the part {p.text!r})" if question.parts else ""
+            if p.limit and any(holds_fact(p.kind, p.grain, t) for t in texts):
+                what = f"the {'maximum' if p.limit == 'max' else 'minimum'} as {what}"
+                part += (" and the answer's values of that kind are only bounds of the other direction (a "
+                         f"{'lower' if p.limit == 'max' else 'upper'} bound is a condition, not the limit)")
             out.append(Violation("does_not_address", f"the question asks for {what}{part} but no answer sentence "
                                  "states one; answer with the sentence of the source that states it, or use status "
                                  "insufficient_evidence"))

@@ -57,7 +57,8 @@ from rag.context.builder import ContextBundle
 from rag.errors import GenerationError
 from rag.text.facts import extract_quantities
 from rag.text.lang import detect_language
-from rag.text.question_analysis import QuestionAnalysis, analyze_question, fitting_quantities, holds_fact
+from rag.text.question_analysis import (QuestionAnalysis, analyze_question, fitting_quantities, holds_fact,
+                                        states_counter)
 from rag.text.questions import QUANTITY_KINDS, wanted_fact
 from rag.text.segment import NOTE, segment
 from rag.text.sentences import answer_sentences
@@ -274,7 +275,7 @@ class ExtractiveGenerator:
         for u in ranked:
             if u.score < floor or len(chosen) >= c.extractive_max_sentences:
                 break
-            if chosen and asked.numeric and not _holds(asked, u.text):
+            if chosen and asked.numeric and not _holds(asked, u.text, directed=False):
                 continue
             if chosen and bracket(u.text, given).applies is False:
                 continue  # a bracket the question's own numbers do not fall in: another case
@@ -299,12 +300,12 @@ class ExtractiveGenerator:
         addressing check, which abstains."""
         out = list(chosen)
         for part in asked.numeric_parts:
-            if any(holds_fact(part.kind, part.grain, u.text) for u in out):
+            if any(holds_fact(part.kind, part.grain, u.text, part.limit) for u in out):
                 continue
             for u in ranked:
                 if u.score < self.config.extractive_min_score:
                     break
-                if holds_fact(part.kind, part.grain, u.text) and \
+                if holds_fact(part.kind, part.grain, u.text, part.limit) and \
                         check_support(u.text, source_text[u.source_id], self.validation).supported:
                     out.append(u)
                     break
@@ -405,12 +406,17 @@ _DEFINES = re.compile(r"(?:이란|란|라 함은|이라 함은)\s.*(?:말한다|
 _ABSTAIN = AnswerPayload(status="insufficient_evidence", answer="", citations=())
 
 
-def _holds(asked: QuestionAnalysis, text: str) -> bool:
+def _holds(asked: QuestionAnalysis, text: str, directed: bool = True) -> bool:
     """The text states the asked fact, or the fact of one of the question's numeric parts (a
-    question whose parts ask no number: True)."""
+    question whose parts ask no number: True). ``directed``: a bound of the other direction than the
+    limit asked ("4명을 초과하더라도" for "몇 명까지") does not count; undirected it does (a sentence after
+    the answer may state the exception)."""
     if asked.numeric_parts:
-        return any(holds_fact(p.kind, p.grain, text) for p in asked.numeric_parts)
-    return asked.holds_asked_fact(text) if not asked.parts else True
+        return any(holds_fact(p.kind, p.grain, text, p.limit if directed else "") for p in asked.numeric_parts)
+    if asked.parts:
+        return True
+    return asked.holds_asked_fact(text) if directed else holds_fact(asked.kind, asked.grain, text) and \
+        states_counter(asked.counter, text)
 
 
 def _answer_order(asked: QuestionAnalysis, chosen: list[_Unit]) -> tuple[list[_Unit], list[_Unit]]:
@@ -435,8 +441,9 @@ def _without_padding(asked: QuestionAnalysis, chosen: list[_Unit]) -> list[_Unit
     anchors = [lead] + [u for u in chosen if u.coverage > lead.coverage]
     keep = [u for u in chosen if any(_same_article(u, a) for a in anchors)]  # a list stays whole
     for part in asked.numeric_parts:
-        if not any(holds_fact(part.kind, part.grain, u.text) for u in keep):
-            back = next((u for u in chosen if u not in keep and holds_fact(part.kind, part.grain, u.text)), None)
+        if not any(holds_fact(part.kind, part.grain, u.text, part.limit) for u in keep):
+            back = next((u for u in chosen
+                         if u not in keep and holds_fact(part.kind, part.grain, u.text, part.limit)), None)
             if back is not None:
                 keep.append(back)
     return keep
@@ -466,7 +473,7 @@ def _fit(asked: QuestionAnalysis, text: str, penalty: float) -> float:
     as fitting values: "1일 8시간, 1주 40시간" answers both "하루 몇 시간" and "일주일에 몇 시간")."""
     numeric = asked.numeric_parts
     if not numeric:
-        return 1.0 if _holds(asked, text) else penalty
+        return 1.0 if _holds(asked, text, directed=False) else penalty
     n = sum(min(1, fitting_quantities(p.kind, p.grain, text)) for p in numeric)
     if len({(p.kind, p.grain) for p in numeric}) == 1:  # parts of one kind: each needs its own value
         n = min(len(numeric), fitting_quantities(numeric[0].kind, numeric[0].grain, text))

@@ -15,8 +15,8 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
-from rag.text.conditions import (Given, adjacent, asks_bound, distance, echoes, given_values, governing, meets,
-                                 within_bound)
+from rag.text.conditions import (Given, adjacent, against_limit, asks_bound, distance, echoes, given_values, governing,
+                                 meets, within_bound)
 from rag.text.facts import extract_quantities
 from rag.text.lexical import normalize
 from rag.text.question_analysis import QuestionAnalysis, holds_fact
@@ -45,12 +45,12 @@ def answer_spans(asked: QuestionAnalysis, units: Sequence[SpanSource]) -> list[t
     the question's numbers fall in, else the first."""
     from rag.text.quantities import normalize_facts
 
-    kinds = [(p.kind, p.grain) for p in asked.asked_numbers]
+    kinds = [(p.kind, p.grain, p.limit) for p in asked.asked_numbers]
     if not kinds:
         return []
     given = given_values(asked.text)
     bound_ok = asks_bound(asked.text)
-    family = set().union(*(QUANTITY_KINDS[k] for k, _ in kinds))
+    family = set().union(*(QUANTITY_KINDS[k] for k, _, _ in kinds))
     found: list[tuple[str, str, float]] = []  # span, source, closeness of its bracket (inf: none)
     for u in units:
         text = normalize_facts(u.text)
@@ -59,7 +59,8 @@ def answer_spans(asked: QuestionAnalysis, units: Sequence[SpanSource]) -> list[t
         for q in extract_quantities(u.text):
             if q.implied or q.kind not in family:
                 continue
-            fits = any(holds_fact(k, g, q.text) for k, g in kinds) and not echoes(q, given)
+            fits = any(holds_fact(k, g, q.text) and not against_limit(u.text, q, lim) for k, g, lim in kinds) \
+                and not echoes(q, given)
             if groups and adjacent(text[groups[-1][1]:q.start]):
                 groups[-1] = (groups[-1][0], q.end, groups[-1][2] or fits)
             else:

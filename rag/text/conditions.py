@@ -47,6 +47,13 @@ _ASKS_ACTUAL = re.compile(r"실제(?:로)?\s|정확(?:히|한)|\bactual(?:ly)?\b
 # ... unless it names a limit ("실제 한도는 몇 시간", "the actual maximum"): then the bound is the answer.
 _NAMES_LIMIT = re.compile(r"한도|상한|하한|최대|최고|최소|최저|\b(?:limit|cap|maximum|minimum|at most|at least)\b",
                           re.IGNORECASE)
+# A question that asks for a limit of one direction: a maximum ("최대 며칠까지", "상한액", "at most") is not
+# answered by a lower bound ("30일 이상인 경우": a condition on the case), a minimum ("최소 몇 년") not by an
+# upper one (:func:`asked_limit`, :func:`against_limit`).
+_ASKS_MAX = re.compile(r"최대|최장|상한|한도|최고\s*(?=얼마|몇|며칠|금액|액)|(?:몇|며칠|얼마)\s*[가-힣%]{0,4}?\s*까지|"
+                       r"\b(?:maximum|at most|up to|the longest|the most)\b", re.IGNORECASE)
+_ASKS_MIN = re.compile(r"최소|최저|하한|최단|\b(?:minimum|at least|the shortest|the least)\b", re.IGNORECASE)
+_AGAINST: dict[str, frozenset[str]] = {"max": frozenset({"ge", "gt"}), "min": frozenset({"le", "lt"})}
 _KINDS = frozenset({"money", "period", "ratio", "percent", "count", "measure"})
 _GAP = re.compile(r"[,.;:ㆍ·]|및|또는|그리고|\band\b|\bor\b")
 
@@ -124,6 +131,24 @@ def asks_actual(question: str) -> bool:
     much``), not for a bound (:func:`asks_bound`) nor a limit it names (``실제 한도``, ``maximum``)."""
     return _ASKS_ACTUAL.search(question) is not None and not asks_bound(question) \
         and _NAMES_LIMIT.search(question) is None
+
+
+@lru_cache(maxsize=4096)
+def asked_limit(question: str) -> Literal["max", "min", ""]:
+    """``max`` when the question asks for a maximum (최대, 최장, 상한, 한도, ``며칠까지``, at most, up to),
+    ``min`` for a minimum (최소, 최저, 하한, at least), "" otherwise or when it names both."""
+    text = normalize_facts(question)
+    hi, lo = _ASKS_MAX.search(text) is not None, _ASKS_MIN.search(text) is not None
+    return "max" if hi and not lo else "min" if lo and not hi else ""
+
+
+def against_limit(text: str, q: Quantity, limit: str) -> bool:
+    """Whether quantity ``q`` of ``text`` is a bound pointing away from the ``limit`` asked: a lower bound
+    (이상, 초과, 넘는, 부터, 이후) for a maximum ("30일 이상인 경우" says when a rule applies, not how far it
+    goes), an upper one (이하, 미만) for a minimum. False for no limit or a value that is no bound."""
+    ops = _AGAINST.get(limit)
+    return bool(ops) and any((b.quantity.start, b.quantity.end) == (q.start, q.end) and b.op in ops
+                             for g in bound_groups(text) for b in g.bounds)
 
 
 def bounded(text: str, q: Quantity) -> bool:

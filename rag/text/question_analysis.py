@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from rag.text.analyzers import EnglishAnalyzer, korean_morphemes
+from rag.text.conditions import against_limit, asked_limit
 from rag.text.lang import HANGUL_SYLLABLE_RUN, detect_language
 from rag.text.questions import QUANTITY_KINDS, YES_NO, FactKind, wanted_fact
 
@@ -89,6 +90,11 @@ class QuestionPart:
     kind: FactKind
     grain: str
     terms: tuple[KeyTerm, ...]
+
+    @property
+    def limit(self) -> str:
+        """``max`` / ``min`` when the part asks for a limit of that direction (:func:`asked_limit`)."""
+        return asked_limit(self.text)
 
 
 @dataclass(frozen=True)
@@ -163,7 +169,12 @@ class QuestionAnalysis:
         """Whether ``text`` states a fact of the asked kind: for a numeric question a quantity of a
         fitting kind (and, for a duration, of the asked grain), with the asked counter (몇 급 → 5급)
         when there is one; True for the other kinds."""
-        return holds_fact(self.kind, self.grain, text) and states_counter(self.counter, text)
+        return holds_fact(self.kind, self.grain, text, self.limit) and states_counter(self.counter, text)
+
+    @property
+    def limit(self) -> str:
+        """``max`` / ``min`` when the question asks for a limit of that direction (:func:`asked_limit`)."""
+        return asked_limit(self.text)
 
 
 _VERB_MAKER = "[하한할함해했되된될됨돼됐]"  # 하다 / 되다 after a noun: 근무하다, 지정되다
@@ -228,21 +239,23 @@ def term_found(term: KeyTerm, text: str) -> bool:
     return term.form in _stems(text)
 
 
-def holds_fact(kind: str, grain: str, text: str) -> bool:
+def holds_fact(kind: str, grain: str, text: str, limit: str = "") -> bool:
     """Whether ``text`` states a quantity that can answer a ``kind`` question of ``grain``
-    (always True for a kind that is not numeric)."""
-    return kind not in QUANTITY_KINDS or fitting_quantities(kind, grain, text) > 0
+    (always True for a kind that is not numeric); ``limit``: see :func:`fitting`."""
+    return kind not in QUANTITY_KINDS or fitting_quantities(kind, grain, text, limit) > 0
 
 
-def fitting_quantities(kind: str, grain: str, text: str) -> int:
+def fitting_quantities(kind: str, grain: str, text: str, limit: str = "") -> int:
     """How many quantities of ``text`` can answer a numeric ``kind`` question of ``grain`` (0 for
-    another kind)."""
-    return len(fitting(kind, grain, text))
+    another kind); ``limit``: see :func:`fitting`."""
+    return len(fitting(kind, grain, text, limit))
 
 
-def fitting(kind: str, grain: str, text: str) -> list:
+def fitting(kind: str, grain: str, text: str, limit: str = "") -> list:
     """The quantities of ``text`` (:class:`rag.text.quantities.Quantity`) that can answer a numeric
-    ``kind`` question of ``grain`` ([] for another kind)."""
+    ``kind`` question of ``grain`` ([] for another kind). ``limit`` (``max`` / ``min``, the question's
+    :func:`rag.text.conditions.asked_limit`) leaves out a bound of the other direction: "30일 이상인 경우"
+    answers no "최대 며칠"."""
     want = QUANTITY_KINDS.get(kind)
     if want is None:
         return []
@@ -259,6 +272,8 @@ def fitting(kind: str, grain: str, text: str) -> list:
         if q.kind == "period" and grain in ("days", "years") and q.unit == "second":
             continue
         if q.kind == "period" and grain == "years" and not _a_year_or_more(q):
+            continue
+        if limit and against_limit(text, q, limit):
             continue
         out.append(q)
     return out

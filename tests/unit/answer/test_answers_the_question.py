@@ -189,3 +189,18 @@ def test_the_fine_actually_imposed_is_not_answered_with_its_ceiling():
     # and a sentence stating the amount applied answers it
     t = bundle(("decree", "별표 (과태료의 부과기준)", FINE_TABLE))
     assert codes(q, cited(FINE_TABLE, FINE_TABLE), t) == ()
+
+
+SICK = ("같은 연도 내 병가 일수를 합한 기간이 30일 이상인 경우에는 의사의 진단서를 첨부하여야 한다. "
+        "공무원은 감기몸살 등 질병으로 일할 수 없을 때에는 1년에 60일의 범위에서 병가를 쓸 수 있다.")
+
+
+def test_a_maximum_is_not_answered_with_a_lower_bound_that_is_a_condition():
+    b = bundle(("rule", "제18조 (병가)", SICK))
+    q = "감기몸살로 병가를 내려는데 1년에 최대 며칠까지 쓸 수 있나요?"
+    condition = SICK.split(". ")[0] + "."
+    problems = VALIDATOR.validate(cited(condition, condition), b.source_map, question=q).violations
+    assert [v.code for v in problems] == ["does_not_address"] and "lower bound" in problems[0].message
+    assert codes("병가 진단서는 며칠 이상이면 내야 하나요?", cited(condition, condition), b) == ()  # no limit asked
+    pay = compose(q, b)
+    assert pay.status == "answered" and "60일" in pay.answer.split("[S1]")[0]  # the answer line is the limit

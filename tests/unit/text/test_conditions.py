@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.text.conditions import asks_bound, bound_groups, bracket, echoes, given_values, meets
+from rag.text.conditions import against_limit, asked_limit, asks_bound, bound_groups, bracket, echoes, given_values, meets
 from rag.text.facts import extract_quantities
 
 DAILY = ("같은 곳에 장기간 체재하는 경우의 일비는 15일을 초과한 경우에는 정액의 10분의 1에 상당한 액을, 30일을 초과한 "
@@ -57,3 +57,26 @@ def test_a_question_may_ask_for_the_bound_itself():
     assert asks_bound("최우선변제 받는 소액임차인 기준이 보증금 얼마 이하예요?")
     assert asks_bound("병가는 며칠까지 가능해요?")
     assert not asks_bound("출장비는 얼마 받나요?")
+
+
+@pytest.mark.parametrize("question,limit", [
+    ("감기몸살로 병가를 내려는데 1년에 최대 며칠까지 쓸 수 있나요?", "max"),
+    ("병가는 며칠까지 가능해요?", "max"),
+    ("숙박비 상한액은 얼마예요?", "max"),
+    ("What is the maximum number of sick days?", "max"),
+    ("최소 몇 년 근무해야 하나요?", "min"),
+    ("How many years at least?", "min"),
+    ("병가는 며칠이에요?", ""),
+    ("최소 며칠, 최대 며칠 쉴 수 있나요?", ""),  # both: no one direction
+])
+def test_a_question_may_ask_for_a_limit_of_one_direction(question, limit):
+    assert asked_limit(question) == limit
+
+
+def test_a_bound_of_the_other_direction_is_against_the_asked_limit():
+    text = "병가 일수를 합한 기간이 30일 이상인 경우에는 진단서를 낸다. 연 60일의 범위에서 승인한다. 5년 이하인 경우"
+    by = {q.text: q for q in extract_quantities(text)}
+    assert against_limit(text, by["30일"], "max") and not against_limit(text, by["30일"], "min")
+    assert not against_limit(text, by["60일"], "max") and not against_limit(text, by["60일"], "min")
+    assert against_limit(text, by["5년"], "min") and not against_limit(text, by["5년"], "max")
+    assert not against_limit(text, by["30일"], "")
