@@ -4,7 +4,7 @@ Used by benchmarks/gate_auto/run.sh (issue 28: `rag calibrate --auto` measured o
 labels; the labels are never read here, only the passages).
 
     python benchmarks/gate_auto/pool_corpus.py corpus DATASET OUT.jsonl [--limit N]
-    python benchmarks/gate_auto/pool_corpus.py config BASE.yaml OUT.yaml --corpus C.jsonl --index DIR --cache DIR
+    python benchmarks/gate_auto/pool_corpus.py config BASE.yaml OUT.yaml [--corpus C.jsonl] --index DIR --cache DIR
 
 ``corpus``: one document per unique passage, sorted by id, as JSONL (``id``, ``title``, ``text``).
 NoMIRACL-style JSONL: ``id`` is the passage ``docid``; SQuAD 2.0 JSON: one document per paragraph with
@@ -61,13 +61,17 @@ def write_corpus(dataset: Path, out: Path, limit: int | None) -> int:
     return len(ids)
 
 
-def write_config(base: Path, out: Path, corpus: Path, index: Path, cache: Path) -> None:
+def write_config(base: Path, out: Path, corpus: Path | None, index: Path, cache: Path) -> None:
+    """``base`` with ``corpus`` (None: the base's own corpus paths, made absolute), ``index`` and ``cache``."""
     import yaml
 
     data = yaml.safe_load(base.read_text(encoding="utf-8")) or {}
     data["name"] = out.stem
-    data.setdefault("corpus", {})["paths"] = [str(corpus.resolve())]
-    data["corpus"]["format"] = "jsonl"
+    if corpus is not None:
+        data.setdefault("corpus", {})["paths"] = [str(corpus.resolve())]
+        data["corpus"]["format"] = "jsonl"
+    else:
+        data["corpus"]["paths"] = [str((base.parent / p).resolve()) for p in data["corpus"]["paths"]]
     data.setdefault("index", {})["path"] = str(index.resolve())
     data.setdefault("embedding", {})["cache_dir"] = str(cache.resolve())
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -86,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     g = sub.add_parser("config")
     g.add_argument("base", type=Path)
     g.add_argument("out", type=Path)
-    g.add_argument("--corpus", type=Path, required=True)
+    g.add_argument("--corpus", type=Path, default=None, help="default: the base config's own corpus")
     g.add_argument("--index", type=Path, required=True)
     g.add_argument("--cache", type=Path, required=True)
     a = ap.parse_args(argv)

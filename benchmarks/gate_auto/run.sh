@@ -5,7 +5,7 @@
 #   benchmarks/gate_auto/run.sh [DATA] [STAGE ...]
 #
 # DATA    the shared data folder (default: $GATE_AUTO_DATA, else ../shared/data)
-# STAGE   pool nomiracl-ko squad2 kolaw-dev kolaw-feedback timing-1k summary (default: all of them, in this order;
+# STAGE   pool nomiracl-ko squad2 kolaw-dev kolaw-feedback demo timing-1k summary (default: all of them, in this order;
 #         kolaw-feedback needs kolaw-dev's index and fitted config)
 #
 # Environment: GATE_AUTO_WORK (default /tmp/gate_auto: pooled corpora, configs, indexes, embedding caches,
@@ -26,7 +26,7 @@ RAG=${RAG:-.venv/bin/rag}
 PY=${PY:-.venv/bin/python}
 HERE=benchmarks/gate_auto
 STAGES=("$@")
-[ ${#STAGES[@]} -gt 0 ] || STAGES=(pool nomiracl-ko squad2 kolaw-dev kolaw-feedback timing-1k summary)
+[ ${#STAGES[@]} -gt 0 ] || STAGES=(pool nomiracl-ko squad2 kolaw-dev kolaw-feedback demo timing-1k summary)
 NOMIRACL=$DATA/nomiracl/ko.test.jsonl
 SQUAD2=$DATA/squad2/dev-v2.0-half.json
 KOLAW=$DATA/kolaw-dev
@@ -139,6 +139,22 @@ stage_kolaw-feedback() {
     local c=$w/$name.$v.yaml; [ $v = shipped ] && c=$cfg
     timed "$r/eval-half-$v" "$RAG" eval-answers --dataset "$KOLAW" --config "$c" --only-questions \
       --questions "$w/halves/eval.jsonl" --json "$r/eval-half-$v.json"
+  done
+}
+
+stage_demo() {
+  # the bundled demo corpus: configs/default.yaml with its own index under $WORK/demo, shipped and --auto thresholds,
+  # each scored by `rag demo` on data/demo/questions.jsonl (answered with the expected document, abstained, checks)
+  local name=demo w=$WORK/demo r=$RES/demo
+  "$PY" $HERE/pool_corpus.py config configs/default.yaml "$w/$name.yaml" --index "$w/index" --cache "$w/cache" >/dev/null
+  run_info "$name"
+  index "$name"
+  timed "$r/auto" "$RAG" calibrate --auto --config "$w/$name.yaml" --out "$w/$name.auto.yaml" \
+    --report "results/calibrate-auto-$name"
+  cp "$w/$name.auto.yaml" "$r/"
+  for v in shipped auto; do
+    local c=$w/$name.$v.yaml; [ $v = shipped ] && c=$w/$name.yaml
+    timed "$r/demo-$v" "$RAG" demo --config "$c" --questions data/demo/questions.jsonl
   done
 }
 

@@ -101,6 +101,9 @@ def cmd_calibrate(args) -> int:
         return _calibrate_auto(args, out)
     if args.feedback_weight is not None:
         raise InputError("--feedback-weight weighs the labelled lines of --from-batch RESULTS.jsonl; add --from-batch")
+    if args.standard_errors is not None:
+        raise InputError("--standard-errors sets how --auto fits on probe questions; add --auto (a fit on labels "
+                         "holds the target precision on the labelled questions themselves)")
     if args.dataset is None or args.target_precision is None:
         raise InputError("rag calibrate needs --dataset and --target-precision, or --auto (no labels: probe questions "
                          "built from the indexed corpus)")
@@ -118,7 +121,7 @@ def cmd_calibrate(args) -> int:
 def _calibrate_auto(args, out: Path) -> int:
     from rag.access import Principal
     from rag.evaluation.abstention import write_calibrated_config
-    from rag.evaluation.autocal import auto_calibrate
+    from rag.evaluation.autocal import STANDARD_ERRORS, auto_calibrate
     from rag.evaluation.feedback import DEFAULT_WEIGHT, read_feedback
 
     from rag.errors import InputError
@@ -134,6 +137,9 @@ def _calibrate_auto(args, out: Path) -> int:
     if weight < 1:
         raise InputError(f"--feedback-weight must be >= 1 (how many probes one labelled question counts as), "
                          f"got {weight}")
+    ses = STANDARD_ERRORS if args.standard_errors is None else args.standard_errors
+    if not 0 <= ses <= 5:
+        raise InputError(f"--standard-errors must be in [0, 5] (0: fit on the probes' own precision), got {ses}")
     feedback = read_feedback(args.from_batch) if args.from_batch else None  # bad lines: an error before any work
     p = make_pipeline(args)
     principal = Principal(args.principal) if args.principal else None
@@ -141,7 +147,7 @@ def _calibrate_auto(args, out: Path) -> int:
     progress, bars = progress_bars()
     try:
         rep = auto_calibrate(p, target, report_dir, per_language=args.probes, seed=args.seed, principal=principal,
-                             progress=progress, feedback=feedback, feedback_weight=weight)
+                             progress=progress, feedback=feedback, feedback_weight=weight, standard_errors=ses)
     finally:
         for b in bars.values():
             b.close()

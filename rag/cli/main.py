@@ -119,6 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "\"label\": right | wrong | should_abstain (docs/rerank-and-gate.md)")
     s.add_argument("--feedback-weight", type=int, default=None,
                    help="--from-batch: how many probes one labelled question counts as (default 5)")
+    s.add_argument("--standard-errors", type=float, default=None,
+                   help="--auto: hold the target precision this many standard errors below what the probes measure "
+                        "(default 1; 0: the probes' own precision)")
     s.add_argument("--dataset", default=None, help="NoMIRACL-style JSONL or SQuAD 2.0 JSON (not with --auto)")
     s.add_argument("--config", required=True)
     s.add_argument("--target-precision", type=float, default=None, help="required with --dataset; --auto: default 0.9")

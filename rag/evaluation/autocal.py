@@ -8,8 +8,8 @@
 4. choose the signal with the best worst-group AUROC, never switching to BM25 (:data:`PROBE_FAVOURED`:
    probes written from the passages' words favour a lexical score) (one group per threshold key the gate reads:
    ``gate.threshold``, ``gate.language_thresholds.<lang>``, ``gate.fallback_threshold``), fit each
-   group's threshold at the target precision (:func:`rag.evaluation.abstention.calibrate_threshold`),
-   and record the corpus fingerprint in ``gate.fitted_on``.
+   group's threshold at the target precision held ``standard_errors`` below the probes' measured
+   precision (:func:`confident_threshold`), and record the corpus fingerprint in ``gate.fitted_on``.
 
 With ``feedback`` (a labelled ``rag batch`` results file, :mod:`rag.evaluation.feedback`), each labelled
 question is re-scored the same way and enters its group with its label (the gate should answer / abstain),
@@ -21,11 +21,11 @@ import logging
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from rag._io import write_json
 from rag.errors import InputError
-from rag.evaluation.abstention import calibrate_threshold, risk_coverage
+from rag.evaluation.abstention import risk_coverage
 from rag.evaluation.feedback import DEFAULT_WEIGHT, KIND, FeedbackSet, corpus_warnings
 from rag.evaluation.metrics import auroc
 from rag.evaluation.probes import Probe, ProbeSource, make_probes
@@ -34,6 +34,10 @@ logger = logging.getLogger(__name__)
 SIGNALS = ("dense", "bm25", "probability")
 MIN_PER_CLASS = 5  # a group with fewer probes of either class keeps its threshold
 SWITCH_MARGIN = 0.02  # worst-group AUROC another signal must gain to replace the configured one
+# The probes are a small sample (some 80 a class): the fit holds the target precision this many standard errors
+# below what the answered probes measure (Wilson's lower bound), so a few probes either side of the line do not
+# place it. docs/results/gate-auto.md (2026-12-05, later) has the fits with 0 and 1.
+STANDARD_ERRORS = 1.0
 # Signals the probes measure too kindly to switch to: a probe is written from its passage's own words, so a
 # lexical score separates probes better than it separates real questions (SQuAD 2.0: BM25's probe AUROC
 # 0.870 against the cosine's 0.782, on the real questions 0.566 against 0.638; NoMIRACL-ko 0.551 against
@@ -118,12 +122,16 @@ class GroupFit:
     abstained_on_unanswerable: float | None
     n_labelled_answerable: int = 0  # of n_answerable: labelled questions (each counted once here)
     n_labelled_unanswerable: int = 0
+    standard_errors_held: float | None = None  # the margin the threshold holds the target with (held_threshold)
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
 
 
-def fit_signal(scored: Sequence[ScoredProbe], signal: str, target_precision: float) -> list[GroupFit]:
+def fit_signal(scored: Sequence[ScoredProbe], signal: str, target_precision: float,
+               standard_errors: float = STANDARD_ERRORS, margins: Mapping[str, float] | None = None) -> list[GroupFit]:
+    """Each threshold key's fit (:func:`held_threshold`); ``margins``: the margin a key's probes alone held,
+    kept when labelled questions join them, so labels move the threshold rather than the margin."""
     groups: dict[str, list[ScoredProbe]] = {}
     for sp in scored:
         if sp.probe.answerable and not sp.found:
@@ -145,15 +153,66 @@ def fit_signal(scored: Sequence[ScoredProbe], signal: str, target_precision: flo
             fits.append(GroupFit(key, npos, nneg, None if math.isnan(a) else round(a, 4), None, None, None,
                                  lab_pos, lab_neg))
             continue
-        finite = [v for v in vals if math.isfinite(v)]
-        tau, _ = calibrate_threshold([v if math.isfinite(v) else min(finite) - 1 for v in w_vals], w_labels,
-                                     target_precision) if finite else (math.inf, None)
+        tau, held = held_threshold(vals, labels, [sp.weight for sp in items], target_precision,
+                                   (margins or {}).get(key, standard_errors))
         ans = [v >= tau for v in vals]
         cov = sum(x for x, y in zip(ans, labels) if y) / npos
         abst = sum(not x for x, y in zip(ans, labels) if not y) / nneg
         fits.append(GroupFit(key, npos, nneg, round(a, 4), round(float(tau), 6), round(cov, 4), round(abst, 4),
-                             lab_pos, lab_neg))
+                             lab_pos, lab_neg, held))
     return fits
+
+
+def held_threshold(values: Sequence[float], labels: Sequence[bool], weights: Sequence[int], target_precision: float,
+                   standard_errors: float = STANDARD_ERRORS) -> tuple[float, float]:
+    """(threshold, margin): :func:`confident_threshold` with the largest margin, in steps of 0.1 standard
+    errors from ``standard_errors`` down to none, at which some threshold holds the target (few or weak
+    probes: a smaller margin rather than a closed gate); (inf, 0.0) when not even the probes' own precision
+    reaches it."""
+    steps = int(round(standard_errors * 10))
+    for k in range(steps, -1, -1):
+        tau = confident_threshold(values, labels, weights, target_precision, k / 10)
+        if math.isfinite(tau):
+            return tau, k / 10
+    return math.inf, 0.0
+
+
+def wilson_lower(precision: float, n: int, z: float) -> float:
+    """Wilson's lower bound, ``z`` standard errors down, of a share ``precision`` measured on ``n`` items."""
+    if n <= 0:
+        return 0.0
+    if z <= 0:
+        return precision
+    z2 = z * z
+    centre = precision + z2 / (2 * n)
+    spread = z * math.sqrt(precision * (1 - precision) / n + z2 / (4 * n * n))
+    return (centre - spread) / (1 + z2 / n)
+
+
+def confident_threshold(values: Sequence[float], labels: Sequence[bool], weights: Sequence[int],
+                        target_precision: float, standard_errors: float = STANDARD_ERRORS) -> float:
+    """The lowest threshold whose answered items (``value >= threshold``) reach ``target_precision``
+    ``standard_errors`` below their measured precision (:func:`wilson_lower`; 49 of 54 answered right is 0.907,
+    one standard error lower 0.860). Precision weighs each item by its weight (a labelled question counts as
+    several probes), the standard error counts each item once. A value of -inf (the reading stops it) is
+    never answered. Above every value (inf) when no threshold reaches the target; with 0 standard errors the
+    lowest threshold whose answered items reach it (:func:`rag.evaluation.abstention.calibrate_threshold`)."""
+    order = sorted(range(len(values)), key=lambda i: -values[i])
+    best = math.inf
+    right = total = 0.0
+    n = 0
+    for j, i in enumerate(order):
+        v = values[i]
+        if not math.isfinite(v):
+            break
+        right += weights[i] * bool(labels[i])
+        total += weights[i]
+        n += 1
+        if j + 1 < len(order) and values[order[j + 1]] == v:
+            continue  # a threshold answers every item of its value
+        if wilson_lower(right / total, n, standard_errors) >= target_precision:
+            best = v
+    return best
 
 
 @dataclass(frozen=True)
@@ -163,10 +222,13 @@ class AutoReport:
     summary: dict
 
 
-def choose(scored: Sequence[ScoredProbe], target_precision: float, configured: str) -> tuple[str, dict[str, list[GroupFit]]]:
+def choose(scored: Sequence[ScoredProbe], target_precision: float, configured: str,
+           standard_errors: float = STANDARD_ERRORS,
+           margins: Mapping[str, Mapping[str, float]] | None = None) -> tuple[str, dict[str, list[GroupFit]]]:
     """The signal whose worst fitted group has the highest AUROC; the configured one unless another beats it
-    by ``SWITCH_MARGIN`` with every group it reads fitted, and never a :data:`PROBE_FAVOURED` one it is not."""
-    fits = {s: fit_signal(scored, s, target_precision) for s in SIGNALS}
+    by ``SWITCH_MARGIN`` with every group it reads fitted, and never a :data:`PROBE_FAVOURED` one it is not.
+    ``margins``: per signal, the margin each key's probes alone held (:func:`fit_signal`)."""
+    fits = {s: fit_signal(scored, s, target_precision, standard_errors, (margins or {}).get(s)) for s in SIGNALS}
 
     def worst(s: str) -> float:
         vals = [g.auroc for g in fits[s] if g.threshold is not None and g.auroc is not None]
@@ -244,13 +306,15 @@ def _feedback_summary(feedback: FeedbackSet, weight: int, pipeline, fingerprint:
 
 def auto_calibrate(pipeline, target_precision: float, report_dir: Path, *, per_language: int = 80, seed: int = 0,
                    principal=None, progress=None, feedback: FeedbackSet | None = None,
-                   feedback_weight: int = DEFAULT_WEIGHT) -> AutoReport:
+                   feedback_weight: int = DEFAULT_WEIGHT, standard_errors: float = STANDARD_ERRORS) -> AutoReport:
     """Fit the gate on probe questions (and, with ``feedback`` from :func:`rag.evaluation.feedback.read_feedback`,
     on a batch's labelled questions, each counting ``feedback_weight`` probes); write the report to ``report_dir``."""
     from rag.index import corpus_fingerprint
 
     if feedback is not None and feedback_weight < 1:
         raise InputError(f"the weight of a labelled question must be >= 1, got {feedback_weight}")
+    if not 0 <= standard_errors <= 5:
+        raise InputError(f"standard errors must be in [0, 5], got {standard_errors}")
     sources = probe_sources(pipeline, principal)
     if not sources:
         raise InputError("the index holds no readable chunks: run `rag index` first (or check --as)")
@@ -260,7 +324,13 @@ def auto_calibrate(pipeline, target_precision: float, report_dir: Path, *, per_l
     scored = score_probes(pipeline, probes, principal, progress)
     labelled = _labelled(pipeline, feedback, feedback_weight, principal, progress) if feedback is not None else []
     configured = pipeline.config.gate.signal
-    signal, fits = choose(scored + labelled, target_precision, configured)
+    signal0, fits0 = choose(scored, target_precision, configured, standard_errors)
+    if labelled:
+        held = {s: {g.key: g.standard_errors_held for g in f if g.standard_errors_held is not None}
+                for s, f in fits0.items()}
+        signal, fits = choose(scored + labelled, target_precision, configured, standard_errors, held)
+    else:
+        signal, fits = signal0, fits0
     chosen = fits[signal]
     fingerprint = corpus_fingerprint(pipeline.index.documents)
     updates = dict(_updates(signal, chosen, configured), **{"gate.fitted_on": fingerprint})
@@ -270,13 +340,12 @@ def auto_calibrate(pipeline, target_precision: float, report_dir: Path, *, per_l
         "corpus_fingerprint": fingerprint, "chunks": len(sources), "probes": len(probes),
         "answerable_found": sum(1 for sp in scored if sp.probe.answerable and sp.found),
         "answerable_not_found": sum(1 for sp in scored if sp.probe.answerable and not sp.found),
-        "target_precision": target_precision, "signal": signal,
+        "target_precision": target_precision, "standard_errors": standard_errors, "signal": signal,
         "why": _why(signal, fits, "probes and labelled questions" if labelled else "probes"),
         "groups": {s: [g.to_json() for g in f] for s, f in fits.items()},
         "examples": examples, "config_updates": updates,
     }
     if feedback is not None:
-        signal0, fits0 = choose(scored, target_precision, configured)
         without = _updates(signal0, fits0[signal0], configured)
         summary["feedback"] = _feedback_summary(feedback, feedback_weight, pipeline, fingerprint, without,
                                                 _updates(signal, chosen, configured), signal0, signal, fits,

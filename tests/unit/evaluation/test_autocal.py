@@ -122,3 +122,51 @@ def test_probes_never_switch_the_gate_to_bm25_which_they_favour():
     assert fits["bm25"][0].auroc > fits["dense"][0].auroc + 0.2  # measured and reported all the same
     assert choose(bm25_best, 0.9, configured="bm25")[0] == "bm25"  # a configured BM25 gate stays
     assert choose(_scored(20, dense_gap=0.02, bm25_gap=0, prob_gap=1.0), 0.9, configured="dense")[0] == "probability"
+
+
+# -- the fit's margin: Wilson's lower bound ----------------------------------------------------------------
+def test_with_no_margin_the_fit_is_the_labelled_calibration_on_the_same_values():
+    import math
+
+    import numpy as np
+
+    from rag.evaluation.abstention import calibrate_threshold
+    from rag.evaluation.autocal import confident_threshold
+
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        labels = list(rng.random(120) < 0.5)
+        values = [float(round(v, 2)) for v in rng.normal(0.85, 0.03, 120) + 0.03 * np.array(labels)]
+        ref, point = calibrate_threshold(values, labels, 0.8)
+        got = confident_threshold(values, labels, [1] * len(values), 0.8, 0.0)
+        assert (point is None and math.isinf(got)) or np.isclose(got, ref), (got, ref)
+
+
+def test_a_margin_of_standard_errors_raises_the_threshold_and_reads_each_question_once():
+    from rag.evaluation.autocal import confident_threshold, wilson_lower
+
+    assert abs(wilson_lower(49 / 54, 54, 1.0) - 0.860) < 0.001 and wilson_lower(0.9, 54, 0.0) == 0.9
+    # 20 right at 0.95..0.76, then one wrong at 0.755, then right and wrong alternating
+    values = [0.95 - 0.01 * i for i in range(20)] + [0.755] + [0.74 - 0.01 * i for i in range(10)]
+    labels = [True] * 20 + [False] + [i % 2 == 0 for i in range(10)]
+    plain = confident_threshold(values, labels, [1] * len(values), 0.9, 0.0)
+    held = confident_threshold(values, labels, [1] * len(values), 0.9, 1.0)
+    assert plain == 0.74 - 0.01 * 2 and held > plain  # 22 of 24 answered right is 0.917; a standard error below is not 0.9
+    assert confident_threshold(values, labels, [1] * len(values), 0.9, 5.0) == float("inf")  # none holds it: abstain
+    # a question weighing 5 moves the precision, not the number of questions the standard error counts
+    w = [5 if not y else 1 for y in labels]
+    assert confident_threshold(values, labels, w, 0.9, 0.0) > plain
+    # a question the reading stops (-inf) is never answered
+    assert confident_threshold([0.9, float("-inf")], [True, False], [1, 1], 0.9, 0.0) == 0.9
+
+
+def test_with_too_few_probes_for_the_full_margin_the_fit_holds_the_largest_it_can():
+    from rag.evaluation.autocal import confident_threshold, held_threshold
+
+    values = [0.95 - 0.01 * i for i in range(6)] + [0.83, 0.82, 0.81]  # 6 of 6 right: 0.857 one error below
+    labels = [True] * 6 + [False, True, False]
+    ones = [1] * len(values)
+    tau, held = held_threshold(values, labels, ones, 0.9, 1.0)
+    assert 0 <= held < 1.0 and tau == confident_threshold(values, labels, ones, 0.9, held)
+    assert held == 0 or confident_threshold(values, labels, ones, 0.9, held + 0.1) == float("inf")
+    assert held_threshold([0.9, 0.8], [False, True], [1, 1], 0.9, 1.0) == (float("inf"), 0.0)
