@@ -179,8 +179,9 @@ def _auto_row(name: str) -> str:
         return f"| {name} | not run | | | | |"
     worst = {s: min([g["auroc"] for g in gs if g["auroc"] is not None] or [float("nan")])
              for s, gs in d["groups"].items()}
-    fitted = ", ".join(f"{k.rsplit('.', 1)[-1]} {v}" for k, v in d["config_updates"].items()
-                       if k.startswith("gate.") and isinstance(v, float))
+    held = {g["key"]: g.get("standard_errors_held") for g in d["groups"].get(d["signal"], [])}
+    fitted = ", ".join(f"{k.rsplit('.', 1)[-1]} {v}" + (f" ({held[k]} SE)" if held.get(k) is not None else "")
+                       for k, v in d["config_updates"].items() if k.startswith("gate.") and isinstance(v, float))
     n_un = sum(1 for p in d["probes"] if not p["answerable"])
     return (f"| {name} | {d['chunks']} | {d['answerable_found']} / {d['answerable_not_found']}, {n_un} | {d['signal']} | "
             f"{' / '.join(_f(worst.get(s)) for s in ('dense', 'bm25', 'probability'))} | {fitted or 'none'} |")
@@ -209,9 +210,32 @@ def _kolaw_table(res: Path) -> list[str]:
                        f"{_f(m['abstained_when_unanswerable'])} | {_f(m['answered_when_answerable'])} | "
                        f"{_f(m['precision_of_answered'])} | {_f(m['correct_among_answered'])} | "
                        f"{_f(m['accuracy_answerable'])} | {_f(_gate_auroc(rows))} |")
+    fb = _load(res / "kolaw-dev" / "eval-half-feedback.json")
+    if fb is not None:
+        rows = fb["rows"]
+        m = _answer_rates(rows)
+        out.append(f"| --from-batch (calib half labelled, probes + labels) | eval half ({m['n_answerable']}+"
+                   f"{m['n_unanswerable']}) | {_threshold_of(res / 'kolaw-dev' / 'kolaw-dev.feedback.yaml')} | "
+                   f"{_f(m['abstained_when_unanswerable'])} | {_f(m['answered_when_answerable'])} | "
+                   f"{_f(m['precision_of_answered'])} | {_f(m['correct_among_answered'])} | "
+                   f"{_f(m['accuracy_answerable'])} | {_f(_gate_auroc(rows))} |")
     if fit:
         out += ["", f"Label fit: {fit['n']} Korean calib-half questions ({fit['n_answerable']}+{fit['n_unanswerable']}), "
                 f"AUROC {fit['auroc_calib']}, threshold {fit['threshold']}."]
+    return out
+
+
+def _demo_table(res: Path) -> list[str]:
+    out = ["### demo corpus (rag demo)", "", "| thresholds | thresholds (ko, en) | result |", "|---|---|---|"]
+    for key, label in (("shipped", "shipped (configs/default.yaml)"), ("auto", "**--auto (no labels)**")):
+        log = res / "demo" / f"demo-{key}.log"
+        if not log.is_file():
+            continue
+        text = log.read_text(encoding="utf-8")
+        result = "; ".join(m.group(0) for m in re.finditer(r"^(?:answered with|gate AUROC).*$", text, re.M))
+        cfg = res / "demo" / "demo.auto.yaml" if key == "auto" else Path("configs/default.yaml")
+        en = re.search(r"^\s*en:\s*([0-9.]+)", cfg.read_text(encoding="utf-8"), re.M) if cfg.is_file() else None
+        out.append(f"| {label} | {_threshold_of(cfg)}, {en.group(1) if en else '-'} | {result} |")
     return out
 
 
@@ -239,12 +263,13 @@ def summary(res: Path) -> str:
     lines = ["## Probes and the fit", "",
              "| corpus | chunks | probes (answerable found / not found, unanswerable) | signal chosen | "
              "worst-group AUROC dense / bm25 / probability | fitted thresholds |", "|---|---|---|---|---|---|"]
-    lines += [_auto_row(n) for n in (*SETS, "kolaw-dev", "nomiracl-ko-1k")]
+    lines += [_auto_row(n) for n in (*SETS, "kolaw-dev", "demo", "nomiracl-ko-1k")]
     for name in SETS:
         lines += [""] + _abstention_table(res, name)
     lines += [""] + _kolaw_table(res)
+    lines += [""] + _demo_table(res)
     lines += ["", "## Time and memory", "", "| corpus | step | wall | peak RSS |", "|---|---|---|---|"]
-    for name in (*SETS, "kolaw-dev", "nomiracl-ko-1k"):
+    for name in (*SETS, "kolaw-dev", "demo", "nomiracl-ko-1k"):
         for step in ("index", "auto"):
             wall, rss = _time_row(res / name / f"{step}.time")
             if wall != "-":
