@@ -11,6 +11,7 @@
 # Environment: GATE_AUTO_WORK (default /tmp/gate_auto: pooled corpora, configs, indexes, embedding caches,
 # full calibration curves), GATE_AUTO_RESULTS (default results/gate-auto: rates, logs, /usr/bin/time -v),
 # SQUAD2_MAX_QUESTIONS (unset: every question of each SQuAD 2.0 split; set: the first N by question id),
+# GATE_AUTO_ONLY (set: the abstention sets refit and score --auto only, keeping the shipped and label-fitted results),
 # RAG (default .venv/bin/rag), PY (default .venv/bin/python).
 # The --auto reports go to results/calibrate-auto-<set> (rag calibrate --report).
 # No label is read before the scoring: pool_corpus.py reads only the passages, --auto only the index.
@@ -78,6 +79,12 @@ abstention_set() {
   index "$name"
   timed "$r/auto" "$RAG" calibrate --auto --config "$cfg" --out "$w/$name.auto.yaml" \
     --report "results/calibrate-auto-$name"
+  cp "$w/$name.auto.yaml" "$r/"
+  if [ -n "${GATE_AUTO_ONLY:-}" ]; then  # refit and score --auto only; the shipped and label-fitted rows stay
+    timed "$r/eval-auto" "$RAG" eval-abstention --dataset "$ds" --config "$w/$name.auto.yaml" --split eval \
+      --json "$r/eval-auto.json" "$@"
+    return
+  fi
   # the label-fitted side-by-side: fitted on the calib half only
   timed "$r/calibrate-labels" "$RAG" calibrate --dataset "$ds" --split calib --target-precision 0.9 \
     --config "$cfg" --out "$w/$name.labels.yaml" --report "$w/calibrate-labels" "$@"
