@@ -113,7 +113,7 @@ def _scored(n: int, dense_gap: float, bm25_gap: float, prob_gap: float | None = 
     return out
 
 
-def test_probes_never_switch_the_gate_to_bm25_which_they_favour():
+def test_probes_never_switch_the_gate_to_bm25_or_the_rerankers_probability_which_they_favour():
     from rag.evaluation.autocal import choose
 
     bm25_best = _scored(20, dense_gap=0.02, bm25_gap=10)  # BM25 separates the probes perfectly, the cosine barely
@@ -121,7 +121,11 @@ def test_probes_never_switch_the_gate_to_bm25_which_they_favour():
     assert signal == "dense"
     assert fits["bm25"][0].auroc > fits["dense"][0].auroc + 0.2  # measured and reported all the same
     assert choose(bm25_best, 0.9, configured="bm25")[0] == "bm25"  # a configured BM25 gate stays
-    assert choose(_scored(20, dense_gap=0.02, bm25_gap=0, prob_gap=1.0), 0.9, configured="dense")[0] == "probability"
+    prob_best = _scored(20, dense_gap=0.02, bm25_gap=0, prob_gap=1.0)
+    assert choose(prob_best, 0.9, configured="dense")[0] == "dense"
+    assert choose(prob_best, 0.9, configured="probability")[0] == "probability"  # a configured one stays
+    # from a configured probe-favoured signal the gate does switch, to the cosine, when it separates clearly better
+    assert choose(_scored(20, dense_gap=1.0, bm25_gap=0, prob_gap=0.0), 0.9, configured="probability")[0] == "dense"
 
 
 # -- the fit's margin: Wilson's lower bound ----------------------------------------------------------------
