@@ -54,6 +54,8 @@ _ASKS_MAX = re.compile(r"최대|최장|상한|한도|최고\s*(?=얼마|몇|며�
                        r"\b(?:maximum|at most|up to|the longest|the most)\b", re.IGNORECASE)
 _ASKS_MIN = re.compile(r"최소|최저|하한|최단|\b(?:minimum|at least|the shortest|the least)\b", re.IGNORECASE)
 _AGAINST: dict[str, frozenset[str]] = {"max": frozenset({"ge", "gt"}), "min": frozenset({"le", "lt"})}
+# "초과할 수 없다", "초과하지 못한다", "넘을 수 없다", "초과해서는 안 된다": a ceiling, not a lower bound.
+_NEGATED = re.compile(r"^(?:할|하지|하여서는|해서는|하여서도|해서도)?\s*(?:수\s*없|못|아니|않|안\s*되)")
 _KINDS = frozenset({"money", "period", "ratio", "percent", "count", "measure"})
 _GAP = re.compile(r"[,.;:ㆍ·]|및|또는|그리고|\band\b|\bor\b")
 
@@ -147,8 +149,15 @@ def against_limit(text: str, q: Quantity, limit: str) -> bool:
     (이상, 초과, 넘는, 부터, 이후) for a maximum ("30일 이상인 경우" says when a rule applies, not how far it
     goes), an upper one (이하, 미만) for a minimum. False for no limit or a value that is no bound."""
     ops = _AGAINST.get(limit)
-    return bool(ops) and any((b.quantity.start, b.quantity.end) == (q.start, q.end) and b.op in ops
-                             for g in bound_groups(text) for b in g.bounds)
+    if not ops:
+        return False
+    norm = normalize_facts(text)
+    for g in bound_groups(text):
+        for b in g.bounds:
+            if (b.quantity.start, b.quantity.end) == (q.start, q.end):
+                op = "le" if b.op == "gt" and _NEGATED.match(norm[b.end:]) else b.op  # 초과할 수 없다: at most
+                return op in ops
+    return False
 
 
 def bounded(text: str, q: Quantity) -> bool:

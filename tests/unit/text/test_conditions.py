@@ -80,3 +80,7 @@ def test_a_bound_of_the_other_direction_is_against_the_asked_limit():
     assert not against_limit(text, by["60일"], "max") and not against_limit(text, by["60일"], "min")
     assert against_limit(text, by["5년"], "min") and not against_limit(text, by["5년"], "max")
     assert not against_limit(text, by["30일"], "")
+    ceiling = "근무명령 시간은 1일에 4시간, 1개월에 57시간을 초과할 수 없다. 10명을 넘을 수 없다. 3회를 초과한 경우"
+    by = {q.text: q for q in extract_quantities(ceiling)}
+    assert not against_limit(ceiling, by["57시간"], "max") and not against_limit(ceiling, by["10명"], "max")
+    assert against_limit(ceiling, by["3회"], "max")  # "초과한 경우": a lower bound on the case
