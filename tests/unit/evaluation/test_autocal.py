@@ -174,3 +174,13 @@ def test_with_too_few_probes_for_the_full_margin_the_fit_holds_the_largest_it_ca
     assert 0 <= held < 1.0 and tau == confident_threshold(values, labels, ones, 0.9, held)
     assert held == 0 or confident_threshold(values, labels, ones, 0.9, held + 0.1) == float("inf")
     assert held_threshold([0.9, 0.8], [False, True], [1, 1], 0.9, 1.0) == (float("inf"), 0.0)
+
+
+def test_a_bad_margin_is_a_usage_error_before_any_work(tmp_path, capsys):
+    cfg = write_config(tmp_path, gate={"signal": "dense", "threshold": 0.0})
+    assert main(["calibrate", "--auto", "--config", str(cfg), "--standard-errors", "9"]) == 2
+    assert "--standard-errors must be in [0, 5]" in capsys.readouterr().err
+    assert main(["calibrate", "--dataset", "x.jsonl", "--target-precision", "0.9", "--config", str(cfg),
+                 "--standard-errors", "1"]) == 2
+    assert "add --auto" in capsys.readouterr().err
+    assert not (tmp_path / "config.calibrated.yaml").exists()
