@@ -80,21 +80,22 @@ abstention_set() {
   timed "$r/auto" "$RAG" calibrate --auto --config "$cfg" --out "$w/$name.auto.yaml" \
     --report "results/calibrate-auto-$name"
   cp "$w/$name.auto.yaml" "$r/"
-  if [ -n "${GATE_AUTO_ONLY:-}" ]; then  # refit and score --auto only; the shipped and label-fitted rows stay
-    timed "$r/eval-auto" "$RAG" eval-abstention --dataset "$ds" --config "$w/$name.auto.yaml" --split eval \
-      --json "$r/eval-auto.json" "$@"
-    return
+  local variants="shipped auto labels"
+  if [ -n "${GATE_AUTO_ONLY:-}" ]; then
+    variants=auto  # refit and score --auto only; the shipped and label-fitted rows stay
+  else
+    # the label-fitted side-by-side: fitted on the calib half only
+    timed "$r/calibrate-labels" "$RAG" calibrate --dataset "$ds" --split calib --target-precision 0.9 \
+      --config "$cfg" --out "$w/$name.labels.yaml" --report "$w/calibrate-labels" "$@"
+    "$PY" $HERE/tables.py strip "$w/calibrate-labels/calibration.json" "$r/calibrate-labels.json"
+    cp "$cfg" "$r/$name.shipped.yaml"; cp "$w/$name.labels.yaml" "$r/"
   fi
-  # the label-fitted side-by-side: fitted on the calib half only
-  timed "$r/calibrate-labels" "$RAG" calibrate --dataset "$ds" --split calib --target-precision 0.9 \
-    --config "$cfg" --out "$w/$name.labels.yaml" --report "$w/calibrate-labels" "$@"
-  "$PY" $HERE/tables.py strip "$w/calibrate-labels/calibration.json" "$r/calibrate-labels.json"
-  cp "$cfg" "$r/$name.shipped.yaml"; cp "$w/$name.auto.yaml" "$r/"; cp "$w/$name.labels.yaml" "$r/"
-  for v in shipped auto labels; do
+  for v in $variants; do
     local c=$cfg; [ $v = shipped ] || c=$w/$name.$v.yaml
     timed "$r/eval-$v" "$RAG" eval-abstention --dataset "$ds" --config "$c" --split eval \
       --json "$r/eval-$v.json" "$@"
   done
+  [ -z "${GATE_AUTO_ONLY:-}" ] || return 0
   # when --auto chose another signal: also the thresholds it fitted for the configured one
   local sets
   sets=$("$PY" $HERE/tables.py configured-fit "results/calibrate-auto-$name/auto_calibration.json" "$cfg")

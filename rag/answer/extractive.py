@@ -57,8 +57,7 @@ from rag.context.builder import ContextBundle
 from rag.errors import GenerationError
 from rag.text.facts import extract_quantities
 from rag.text.lang import detect_language
-from rag.text.question_analysis import (QuestionAnalysis, analyze_question, fitting_quantities, holds_fact,
-                                        states_counter)
+from rag.text.question_analysis import QuestionAnalysis, analyze_question, fitting_quantities, holds_fact
 from rag.text.questions import QUANTITY_KINDS, wanted_fact
 from rag.text.segment import NOTE, segment
 from rag.text.sentences import answer_sentences
@@ -413,10 +412,7 @@ def _holds(asked: QuestionAnalysis, text: str, directed: bool = True) -> bool:
     the answer may state the exception)."""
     if asked.numeric_parts:
         return any(holds_fact(p.kind, p.grain, text, p.limit if directed else "") for p in asked.numeric_parts)
-    if asked.parts:
-        return True
-    return asked.holds_asked_fact(text) if directed else holds_fact(asked.kind, asked.grain, text) and \
-        states_counter(asked.counter, text)
+    return asked.holds_asked_fact(text, directed) if not asked.parts else True
 
 
 def _answer_order(asked: QuestionAnalysis, chosen: list[_Unit]) -> tuple[list[_Unit], list[_Unit]]:

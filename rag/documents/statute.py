@@ -49,12 +49,6 @@ def part_level(heading: str) -> int | None:
     return HEADING_LEVELS[m.group(1)] if m is not None else None
 
 
-def heading_level(heading: str) -> int | None:
-    """The fixed level of a statute unit's heading (``제2장 근로계약`` → 2, ``제17조(일비의 감액)`` → 5);
-    None when the heading is not one."""
-    return ARTICLE_LEVEL if article_heading(heading) is not None else part_level(heading)
-
-
 def bold_paragraph_mark(paragraph: str) -> str:
     """``① 같은 곳에`` → ``**①** 같은 곳에``; a text not opening with a paragraph mark and a space unchanged."""
     return _LEADING_MARK.sub(r"**\1**", paragraph, count=1) if _LEADING_MARK.match(paragraph) else paragraph

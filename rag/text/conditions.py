@@ -149,15 +149,13 @@ def against_limit(text: str, q: Quantity, limit: str) -> bool:
     (이상, 초과, 넘는, 부터, 이후) for a maximum ("30일 이상인 경우" says when a rule applies, not how far it
     goes), an upper one (이하, 미만) for a minimum. False for no limit or a value that is no bound."""
     ops = _AGAINST.get(limit)
-    if not ops:
+    b = next((b for g in bound_groups(text) for b in g.bounds if (b.quantity.start, b.quantity.end) == (q.start, q.end)),
+             None) if ops else None
+    if b is None:
         return False
-    norm = normalize_facts(text)
-    for g in bound_groups(text):
-        for b in g.bounds:
-            if (b.quantity.start, b.quantity.end) == (q.start, q.end):
-                op = "le" if b.op == "gt" and _NEGATED.match(norm[b.end:]) else b.op  # 초과할 수 없다: at most
-                return op in ops
-    return False
+    if b.op == "gt" and _NEGATED.match(normalize_facts(text)[b.end:]):
+        return "le" in ops  # 초과할 수 없다: at most
+    return b.op in ops
 
 
 def bounded(text: str, q: Quantity) -> bool:

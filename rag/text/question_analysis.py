@@ -165,11 +165,13 @@ class QuestionAnalysis:
             return ()
         return tuple(t.form for t in nouns)
 
-    def holds_asked_fact(self, text: str) -> bool:
+    def holds_asked_fact(self, text: str, directed: bool = True) -> bool:
         """Whether ``text`` states a fact of the asked kind: for a numeric question a quantity of a
         fitting kind (and, for a duration, of the asked grain), with the asked counter (몇 급 → 5급)
-        when there is one; True for the other kinds."""
-        return holds_fact(self.kind, self.grain, text, self.limit) and states_counter(self.counter, text)
+        when there is one; True for the other kinds. ``directed``: for a question asking a limit
+        (:attr:`limit`), not a bound of the other direction (see :func:`fitting`)."""
+        limit = self.limit if directed else ""
+        return holds_fact(self.kind, self.grain, text, limit) and states_counter(self.counter, text)
 
     @property
     def limit(self) -> str:

@@ -7,7 +7,7 @@ import pytest
 from rag.config import ChunkingConfig
 from rag.documents.assemble import TextAssembler
 from rag.index.chunking import Chunker
-from rag.documents.statute import bold_paragraph_mark, heading_level, split_article
+from rag.documents.statute import article_heading, bold_paragraph_mark, part_level, split_article
 from rag.types import Document
 
 MARKDOWN = ("# 공무원 여비 규정\n\n## 제3장 일비ㆍ숙박비 및 식비\n\n##### 제17조 (동일 지역 장기체재 중 일비의 감액)\n\n"
@@ -91,9 +91,12 @@ def test_a_page_inside_a_bold_marked_paragraph_starts_where_its_text_does():
 
 
 def test_statute_unit_levels_and_marks():
-    assert [heading_level(h) for h in ("제1편 총칙", "제2장 근로계약", "제3절 보칙", "제1관 통칙",
-                                               "제8조의2 (정산)", "제17조(일비) ① 같은", "공무원 여비 규정")] == [
-        1, 2, 3, 4, 5, None, None]
+    assert [part_level(h) for h in ("제1편 총칙", "제2장 근로계약", "제3절 보칙", "제1관 통칙",
+                                             "제8조의2 (정산)", "제17조(일비) ① 같은", "공무원 여비 규정")] == [
+        1, 2, 3, 4, None, None, None]
+    assert article_heading("제8조의2 (정산)") == "제8조의2 (정산)"  # an article: level ARTICLE_LEVEL (5)
+    assert article_heading("제17조(일비의 감액)") == "제17조 (일비의 감액)"
+    assert article_heading("제17조(일비) ① 같은") is None and article_heading("공무원 여비 규정") is None
     assert bold_paragraph_mark("① 같은 곳에") == "**①** 같은 곳에"
     assert bold_paragraph_mark("①같은") == "①같은" and bold_paragraph_mark("제1항 ①") == "제1항 ①"
     assert split_article("제2조(근무시간) 직원은") == ("제2조 (근무시간)", 10)
