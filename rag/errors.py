@@ -34,6 +34,16 @@ class EmptyQueryError(InputError):
     """The query is empty or whitespace only."""
 
 
+class QuestionTooLongError(InputError):
+    """The question is longer than ``limits.max_question_chars``; ``length``, ``limit`` and ``key`` say
+    by how much and what to raise."""
+
+    def __init__(self, length: int, limit: int, key: str = "limits.max_question_chars") -> None:
+        super().__init__(f"the question has {length:,} characters; the limit is {limit:,} ({key}): shorten it, "
+                         f"or raise the limit in the config or with --set {key}=N")
+        self.length, self.limit, self.key = length, limit, key
+
+
 class EmptyCorpusError(InputError):
     """There is nothing to index."""
 

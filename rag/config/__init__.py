@@ -41,14 +41,14 @@ from rag.config.indexing import (
     IndexConfig,
     MilvusConfig,
 )
-from rag.config.operations import BatchConfig, ServeConfig, ToolsConfig
+from rag.config.operations import BatchConfig, LimitsConfig, ServeConfig, ToolsConfig
 from rag.config.root import RagConfig, load_config, read_yaml
 from rag.errors import ConfigError, ConfigValueError
 
 __all__ = [
     "ABSTENTION_MESSAGES", "BM25Config", "BatchConfig", "ChunkingConfig", "ConfigError", "ConfigValueError",
     "ContextConfig", "ConversationConfig", "CorpusConfig", "DenseConfig", "EmbeddingConfig", "FusionConfig", "GateConfig",
-    "GenerationConfig", "GuidelineConfig", "IndexConfig", "LANGUAGE_KEYS", "MilvusConfig", "RagConfig",
+    "GenerationConfig", "GuidelineConfig", "IndexConfig", "LANGUAGE_KEYS", "LimitsConfig", "MilvusConfig", "RagConfig",
     "RerankConfig", "RetrievalConfig", "Section", "SecurityConfig", "ServeConfig", "ToolsConfig",
     "ValidationConfig", "VersionsAsOf", "digest", "load_config", "read_yaml",
 ]

@@ -7,8 +7,9 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rag.config.base import Section
+from rag.errors import QuestionTooLongError
 
-__all__ = ["BatchConfig", "KeyPrincipal", "ServeConfig", "ServeKey", "ToolsConfig"]
+__all__ = ["BatchConfig", "KeyPrincipal", "LimitsConfig", "ServeConfig", "ServeKey", "ToolsConfig"]
 
 
 class BatchConfig(Section):
@@ -18,6 +19,22 @@ class BatchConfig(Section):
     concurrency: int = Field(4, ge=1, le=256)  # questions whose generation step may run at once
     fsync: bool = True  # fsync the results file after every line (kill -9 / power-loss safety)
     max_consecutive_failures: int | None = Field(50, ge=1)  # stop the batch (server down?); None: never
+
+
+class LimitsConfig(Section):
+    """What one request may carry, the same at every entry point: the Python API (``Pipeline.answer``,
+    ``search``, ...), ``rag ask`` / ``rag batch`` and ``rag serve``. A request past a limit is refused
+    before any work (:class:`rag.errors.QuestionTooLongError`; the service: 413 ``question_too_long``).
+    Operational only: it refuses, it never changes an answer."""
+
+    section: ClassVar[str] = "limits"
+    max_question_chars: int = Field(4000, gt=0)  # characters of the question, leading/trailing space aside
+
+    def check_question(self, question: object) -> None:
+        """Refuse a question (a string; anything else is left to the caller's own check) longer than
+        ``max_question_chars`` with a :class:`rag.errors.QuestionTooLongError`."""
+        if isinstance(question, str) and len(question.strip()) > self.max_question_chars:
+            raise QuestionTooLongError(len(question.strip()), self.max_question_chars)
 
 
 class ToolsConfig(Section):
@@ -103,7 +120,8 @@ class ServeConfig(Section):
     request_timeout_s: float = Field(60.0, gt=0)  # whole request; past it: 504 with code "timeout"
     max_request_bytes: int = Field(1_000_000, gt=0)  # any body except POST /v1/documents
     max_documents_bytes: int = Field(50_000_000, gt=0)  # POST /v1/documents
-    max_question_chars: int = Field(4000, gt=0)
+    # max_question_chars moved to ``limits`` (one limit for every entry point); ``serve.max_question_chars``
+    # in a config is still read as ``limits.max_question_chars`` (rag.config.root).
     max_history_turns: int = Field(50, ge=0)
     cors_origins: tuple[str, ...] = ()  # empty: CORS off (no CORS headers at all)
     allow_unauthenticated: bool = False  # serve a non-loopback host without API keys (refused by default)

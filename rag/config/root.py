@@ -18,7 +18,7 @@ from rag.config.answering import (
 from rag.config.base import Section, digest, format_errors
 from rag.config.conversation import ConversationConfig
 from rag.config.indexing import BM25Config, ChunkingConfig, CorpusConfig, DenseConfig, EmbeddingConfig, IndexConfig
-from rag.config.operations import BatchConfig, ServeConfig, ToolsConfig
+from rag.config.operations import BatchConfig, LimitsConfig, ServeConfig, ToolsConfig
 from rag.errors import ConfigError
 
 __all__ = ["RagConfig", "load_config", "read_yaml"]
@@ -41,9 +41,29 @@ class RagConfig(Section):
     security: SecurityConfig = SecurityConfig()
     conversation: ConversationConfig = ConversationConfig()
     batch: BatchConfig = BatchConfig()
+    limits: LimitsConfig = LimitsConfig()
     serve: ServeConfig = ServeConfig()
     tools: ToolsConfig = ToolsConfig()
     base_dir: str = Field(".", exclude=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _moved_keys(cls, data: object) -> object:
+        """``serve.max_question_chars`` (before ``limits`` held the one limit of every entry point) is
+        read as ``limits.max_question_chars``; both, with different values, is an error."""
+        serve = data.get("serve") if isinstance(data, dict) else None
+        if not isinstance(serve, dict) or "max_question_chars" not in serve:
+            return data
+        serve = dict(serve)
+        value = serve.pop("max_question_chars")
+        limits = data.get("limits")
+        limits = dict(limits) if isinstance(limits, dict) else {}
+        if "max_question_chars" in limits and limits["max_question_chars"] != value:
+            raise ValueError(f"serve.max_question_chars ({value}) and limits.max_question_chars "
+                             f"({limits['max_question_chars']}) differ: keep only limits.max_question_chars, "
+                             "the one limit of the Python API, the CLI and the service")
+        limits["max_question_chars"] = value
+        return {**data, "serve": serve, "limits": limits}
 
     @model_validator(mode="after")
     def _output_budget(self) -> "RagConfig":
@@ -78,10 +98,11 @@ class RagConfig(Section):
 
     @property
     def results_hash(self) -> str:
-        """Hash of every setting that can change an answer: the config minus its ``batch`` and ``serve`` sections."""
+        """Hash of every setting that can change an answer: the config minus its ``batch``, ``limits``
+        and ``serve`` sections."""
         d = self.model_dump(mode="json")
-        d.pop("batch", None)
-        d.pop("serve", None)
+        for section in ("batch", "limits", "serve"):
+            d.pop(section, None)
         return digest(d)
 
     @property

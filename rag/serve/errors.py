@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from rag.errors import (DuplicateDocumentError, GenerationError, GenerationTimeoutError, IndexError_, InputError,
-                        RagError)
+                        QuestionTooLongError, RagError)
 
 # Stable codes, their HTTP status and what a client should do (docs/service.md lists the same table).
 CODES: dict[str, int] = {
@@ -17,7 +17,7 @@ CODES: dict[str, int] = {
     "method_not_allowed": 405,
     "conflict": 409,  # a document version already indexed with other text (use mode: replace)
     "payload_too_large": 413,  # the request body is over serve.max_request_bytes / max_documents_bytes
-    "question_too_long": 413,  # the question is over serve.max_question_chars
+    "question_too_long": 413,  # the question is over limits.max_question_chars
     "unsupported_media_type": 415,
     "overloaded": 429,  # the queue is full: retry after Retry-After seconds
     "internal": 500,
@@ -58,6 +58,8 @@ def from_library(exc: Exception) -> ServiceError:
         return exc
     if isinstance(exc, DuplicateDocumentError):
         return ServiceError("conflict", str(exc))
+    if isinstance(exc, QuestionTooLongError):
+        return ServiceError("question_too_long", str(exc))
     if isinstance(exc, InputError):
         return ServiceError("invalid_input", str(exc))
     if isinstance(exc, GenerationTimeoutError):

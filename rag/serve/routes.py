@@ -4,8 +4,8 @@ are read and validated by :mod:`rag.serve.bodies`."""
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
 
-from rag.config import ServeConfig
-from rag.errors import InputError
+from rag.config import RagConfig
+from rag.errors import InputError, QuestionTooLongError
 from rag.serve.answering import answer_events, answer_once, bounded, result_json, version_header
 from rag.access import Principal as Reader
 from rag.serve.bodies import DocumentsBody, JsonBody, read_as
@@ -36,11 +36,14 @@ def asker(request: Request, svc: Service) -> Reader | None:
     return reader
 
 
-def check_question(question: str, history_turns: int, s: ServeConfig) -> None:
-    """The question and history limits of ``serve`` (413)."""
-    if len(question) > s.max_question_chars:
-        raise ServiceError("question_too_long", f"the question has {len(question)} characters; "
-                                                f"the limit is {s.max_question_chars}")
+def check_question(question: str, history_turns: int, config: RagConfig) -> None:
+    """The question limit of every entry point (``limits.max_question_chars``) and the history limit of
+    ``serve`` (413), before the request waits for a slot."""
+    try:
+        config.limits.check_question(question)
+    except QuestionTooLongError as exc:
+        raise from_library(exc) from None
+    s = config.serve
     if history_turns > s.max_history_turns:
         raise ServiceError("payload_too_large", f"{history_turns} history turns; the limit is {s.max_history_turns}")
 
@@ -77,7 +80,7 @@ async def answer(request: Request, req: AnswerRequest = Depends(JsonBody(AnswerR
                  svc: Service = Depends(service)):
     s = svc.settings
     who = asker(request, svc)
-    check_question(req.question, len(req.history), s)
+    check_question(req.question, len(req.history), svc.config)
     with_trace = s.trace if req.trace is None else req.trace
     if req.stream:
         svc.require_ready()  # a real 503 before the stream starts
@@ -91,7 +94,7 @@ async def answer(request: Request, req: AnswerRequest = Depends(JsonBody(AnswerR
 async def search(request: Request, req: SearchRequest = Depends(JsonBody(SearchRequest)),
                  svc: Service = Depends(service)):
     who = asker(request, svc)
-    check_question(req.query, 0, svc.settings)
+    check_question(req.query, 0, svc.config)
 
     async def work():
         p = svc.pinned()
@@ -108,7 +111,7 @@ async def search(request: Request, req: SearchRequest = Depends(JsonBody(SearchR
 async def context(request: Request, req: ContextRequest = Depends(JsonBody(ContextRequest)),
                   svc: Service = Depends(service)):
     who = asker(request, svc)
-    check_question(req.question, len(req.history), svc.settings)
+    check_question(req.question, len(req.history), svc.config)
 
     async def work():
         p = svc.pinned()
@@ -129,7 +132,7 @@ async def chat(request: Request, req: ChatRequest = Depends(JsonBody(ChatRequest
     s = svc.settings
     who = asker(request, svc)
     question, history = question_and_history(req)
-    check_question(question, len(history), s)
+    check_question(question, len(history), svc.config)
     ask = AnswerRequest(question=question, history=history, filters=req.rag)
     if req.stream:
         svc.require_ready()
