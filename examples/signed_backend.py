@@ -2,7 +2,9 @@
 
 The backend holds a trusted-backend API key and the signing secret shared with the server; for each
 request it signs who the end user is, so the service answers from what that user may read. Only the
-standard library is used, so the signing is easy to port to any language.
+standard library is used, so the signing is easy to port to any language. Every request carries a
+fresh random nonce inside its signature: the server refuses the same signed request a second time
+(401 ``replayed``), so sign again rather than resend when you retry.
 
     export RAG_API_KEYS="chatbot:<key>"  RAG_CHATBOT_SECRET="<secret, 32+ characters>"
     # config: serve.keys.chatbot: {trusted_backend: true, secret_env: RAG_CHATBOT_SECRET}
@@ -15,6 +17,7 @@ import base64
 import hashlib
 import hmac
 import json
+import secrets
 import sys
 import time
 import urllib.request
@@ -22,12 +25,13 @@ import urllib.request
 
 def signed_headers(secret: str, body: bytes, user: str | None, groups: list[str], tenant: str | None,
                    now: float | None = None) -> dict[str, str]:
-    """The three headers that name the end user for this exact ``body`` (valid for a few minutes)."""
+    """The four headers that name the end user for this exact ``body``, once (valid for a few minutes)."""
     who = json.dumps({"user": user, "groups": groups, "tenant": tenant}, separators=(",", ":"))
     principal = base64.urlsafe_b64encode(who.encode("utf-8")).decode("ascii").rstrip("=")
     timestamp = str(int(time.time() if now is None else now))
-    message = f"{timestamp}.{principal}.{hashlib.sha256(body).hexdigest()}".encode("ascii")
-    return {"X-Rag-Principal": principal, "X-Rag-Timestamp": timestamp,
+    nonce = secrets.token_urlsafe(18)  # 24 characters of A-Z a-z 0-9 - _, never reused
+    message = f"{timestamp}.{nonce}.{principal}.{hashlib.sha256(body).hexdigest()}".encode("ascii")
+    return {"X-Rag-Principal": principal, "X-Rag-Timestamp": timestamp, "X-Rag-Nonce": nonce,
             "X-Rag-Signature": hmac.new(secret.encode("utf-8"), message, hashlib.sha256).hexdigest()}
 
 

@@ -56,7 +56,17 @@ def cmd_serve(args) -> int:
     common = dict(host=s.host, port=s.port, log_config=None, access_log=False,
                   timeout_graceful_shutdown=s.shutdown_timeout_s, server_header=False)
     if s.workers > 1:
-        uvicorn.run("rag.serve.app:app_from_env", factory=True, workers=s.workers, **common)
+        import shutil
+        import tempfile
+
+        from rag.serve.nonces import NONCES_ENV
+
+        shared = tempfile.mkdtemp(prefix="rag-serve-")  # the seen nonces of signed requests, for every worker
+        os.environ[NONCES_ENV] = os.path.join(shared, "nonces.sqlite3")
+        try:
+            uvicorn.run("rag.serve.app:app_from_env", factory=True, workers=s.workers, **common)
+        finally:
+            shutil.rmtree(shared, ignore_errors=True)
     else:
         uvicorn.run(app_from_env(), **common)
     return 0

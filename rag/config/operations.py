@@ -136,3 +136,7 @@ class ServeConfig(Section):
     keys: dict[str, ServeKey] = Field(default_factory=dict)
     principal_max_age_s: int = Field(300, ge=1)  # a signed principal older than this is refused (replay window)
     principal_max_future_s: int = Field(30, ge=0)  # ... and one timestamped further ahead than this (clock skew)
+    # A signed request must carry X-Rag-Nonce, remembered for its window so a replay is refused;
+    # false accepts clients written before nonces (their requests can be replayed within the window).
+    principal_require_nonce: bool = True
+    max_nonces: int = Field(100_000, ge=1)  # nonces remembered per server; past it the oldest are forgotten

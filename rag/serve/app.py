@@ -13,6 +13,7 @@ import uuid
 from rag.config import RagConfig, load_config
 from rag.serve.errors import ServiceError, from_library
 from rag.serve.logs import request_id
+from rag.serve.nonces import NONCES_ENV, nonce_store
 from rag.serve.principals import log_tag
 from rag.serve.service import Service
 
@@ -46,13 +47,15 @@ def create_app(config: RagConfig, service: Service | None = None, tools=None):
     app = FastAPI(title="rag", version=_version(), lifespan=_lifespan, docs_url=None, redoc_url=None,
                   openapi_url="/openapi.json")
     app.state.service = svc
+    # Seen nonces of signed requests: shared by the workers of `rag serve --workers N` (NONCES_ENV).
+    app.state.nonces = nonce_store(svc.settings.max_nonces, os.environ.get(NONCES_ENV) or None)
     if svc.settings.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
 
         app.add_middleware(CORSMiddleware, allow_origins=list(svc.settings.cors_origins),
                            allow_methods=["GET", "POST", "DELETE"],
                            allow_headers=["Authorization", "Content-Type", "X-Request-ID", "X-Rag-Principal",
-                                          "X-Rag-Timestamp", "X-Rag-Signature"])
+                                          "X-Rag-Timestamp", "X-Rag-Nonce", "X-Rag-Signature"])
     app.middleware("http")(_frame)
     app.add_exception_handler(ServiceError, _service_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)

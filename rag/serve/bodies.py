@@ -97,7 +97,8 @@ def read_as(request: Request, body: bytes) -> None:
     its signed principal headers over ``body`` (:func:`rag.serve.principals.resolve`)."""
     svc = request.app.state.service
     try:
-        request.state.reader = resolve(getattr(request.state, "key", None), request.headers, body, svc.settings)
+        request.state.reader = resolve(getattr(request.state, "key", None), request.headers, body, svc.settings,
+                                       nonces=getattr(request.app.state, "nonces", None))
     except ServiceError as exc:
         svc.metrics.rejected.labels(exc.code).inc()
         raise

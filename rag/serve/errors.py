@@ -11,6 +11,7 @@ CODES: dict[str, int] = {
     "invalid_request": 422,  # the body does not match the endpoint's schema
     "invalid_input": 400,  # well-formed, but the library refused it (empty question, bad document...)
     "unauthorized": 401,  # no key or an unknown key
+    "replayed": 401,  # a signed request sent again unchanged (its X-Rag-Nonce was seen within the window)
     "principal_required": 401,  # security.require_principal and the request reads as nobody
     "forbidden": 403,  # a query key on an admin endpoint; a principal header from a key that may not send one
     "not_found": 404,

@@ -128,7 +128,8 @@ def test_the_openai_sdk_with_a_fixed_principal_key(server):
 
 
 @pytest.mark.parametrize("case", ["bad_signature", "wrong_secret", "stale", "future", "tampered_body",
-                                  "missing_signature", "malformed_principal", "unknown_key_in_principal"])
+                                  "missing_signature", "malformed_principal", "unknown_key_in_principal",
+                                  "missing_nonce", "tampered_nonce", "malformed_nonce"])
 def test_refused_signed_principals(server, case):
     _, c = server
     payload = {"question": Q}
@@ -151,14 +152,43 @@ def test_refused_signed_principals(server, case):
         ts = str(int(time.time()))
         from rag.serve.principals import signature
 
-        headers |= {"X-Rag-Principal": "not-json!", "X-Rag-Timestamp": ts,
-                    "X-Rag-Signature": signature(SECRET.encode(), ts, "not-json!", body)}
+        nonce = "n" * 24
+        headers |= {"X-Rag-Principal": "not-json!", "X-Rag-Timestamp": ts, "X-Rag-Nonce": nonce,
+                    "X-Rag-Signature": signature(SECRET.encode(), ts, "not-json!", body, nonce)}
     elif case == "unknown_key_in_principal":
         headers |= sign(SECRET.encode(), body, {**HR, "role": "admin"})
+    elif case == "missing_nonce":  # signed as before nonces: refused unless serve.principal_require_nonce is off
+        from rag.serve.principals import signature
+
+        del headers["X-Rag-Nonce"]
+        ts, who = headers["X-Rag-Timestamp"], headers["X-Rag-Principal"]
+        headers["X-Rag-Signature"] = signature(SECRET.encode(), ts, who, body)
+    elif case == "tampered_nonce":
+        headers["X-Rag-Nonce"] = "another-nonce-0123456789"
+    elif case == "malformed_nonce":
+        headers["X-Rag-Nonce"] = "short"
     r = c.post("/v1/answer", content=sent, headers=headers)
     assert r.status_code == 401, r.text
     assert r.json()["error"]["code"] == "unauthorized"
     assert SECRET not in r.text and "canary" not in r.text
+
+
+def test_a_signed_request_sent_again_is_refused(server):
+    _, c = server
+    body = json.dumps({"question": Q, "trace": False}, ensure_ascii=False).encode()
+    headers = {**bearer(BACKEND_KEY), "Content-Type": "application/json"} | sign(SECRET.encode(), body, HR)
+    assert c.post("/v1/answer", content=body, headers=headers).status_code == 200
+    again = c.post("/v1/answer", content=body, headers=headers)
+    assert again.status_code == 401, again.text
+    err = again.json()["error"]
+    assert err["code"] == "replayed" and "X-Rag-Nonce" in err["message"] and "sign every request anew" in err["message"]
+    assert_clean(again.text, "hr-only", "acme-all", "kim-only")
+    get = bearer(BACKEND_KEY) | sign(SECRET.encode(), b"", HR)  # a GET too
+    assert c.get("/v1/documents", headers=get).status_code == 200
+    assert c.get("/v1/documents", headers=get).json()["error"]["code"] == "replayed"
+    # the same body and user signed anew (a new nonce) is a new request
+    assert c.post("/v1/answer", content=body, headers=headers | sign(SECRET.encode(), body, HR)).status_code == 200
+    assert 'rag_rejected_total{code="replayed"}' in c.get("/metrics").text
 
 
 def test_principal_headers_from_a_key_that_may_not_send_them(server):
