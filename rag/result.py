@@ -9,6 +9,24 @@ from typing import Literal, Mapping
 from rag.rerank.gate import GateDecision
 
 Status = Literal["answered", "insufficient_evidence"]
+SourceWarningCode = Literal["source_changed", "source_missing"]
+
+
+@dataclass(frozen=True)
+class SourceWarning:
+    """A cited document whose source file is no longer what was indexed (``rag.pipeline.freshness``):
+    ``source_changed`` (other bytes on disk now) or ``source_missing`` (deleted or moved). The answer
+    still quotes the indexed text; ``file`` is the path relative to its folder, as the citation shows it."""
+
+    code: SourceWarningCode
+    document_id: str
+    document_version: str
+    file: str
+    message: str
+
+    def to_json(self) -> dict:
+        return {"code": self.code, "document_id": self.document_id, "document_version": self.document_version,
+                "file": self.file, "message": self.message}
 
 
 @dataclass(frozen=True)
@@ -101,6 +119,8 @@ class AnswerResult:
     # rag.conversation.Resolution: what a follow-up was resolved to and why (``question`` stays as
     # asked); None when the question came without history or resolution is off
     resolution: object | None = None
+    # cited documents whose source file changed or disappeared since it was indexed (answered only)
+    warnings: tuple[SourceWarning, ...] = ()
 
     def to_json(self) -> dict:
         return {
@@ -111,6 +131,7 @@ class AnswerResult:
             "citations": [{**c.__dict__, "where": c.where} for c in self.citations],
             "reason": self.reason,
             "superseded": [v.to_json() for v in self.superseded],
+            "warnings": [w.to_json() for w in self.warnings],
             "trace": self.trace.to_json() if self.trace is not None else None,
         }
 

@@ -105,6 +105,8 @@ def print_answer(res) -> None:
     for v in res.superseded:
         now = f"version {v.current_version} applies" if v.current_version else "no version is in force"
         print(f"  note: {v.document_id} version {v.version} was also found but is superseded ({now})")
+    for w in res.warnings:
+        print(f"  warning: {w.message}")
     if t is not None and t.quarantined:
         docs = sorted({q.document_id for q in t.quarantined})
         print(f"  note: withheld as suspected prompt injection: {', '.join(docs)}")

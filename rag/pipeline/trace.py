@@ -5,6 +5,7 @@ import time
 from collections.abc import Sequence
 
 from rag.pipeline.components import Components
+from rag.pipeline.freshness import source_warnings
 from rag.pipeline.state import State
 from rag.result import AnswerResult, AnswerTrace, CandidateTrace
 from rag.text.lang import detect_language
@@ -79,5 +80,6 @@ def result(s: State, c: Components) -> AnswerResult:
     note = source_language_note(q, [c.quote for c in outcome.citations]) if outcome.status == "answered" else ""
     if note:
         answer = f"{answer}\n{note}"
+    warnings = source_warnings(outcome.citations, c.index.documents) if outcome.status == "answered" else ()
     return AnswerResult(q, outcome.status, answer, outcome.citations, outcome.reason, trace, s.superseded,
-                        s.resolution)
+                        s.resolution, warnings)

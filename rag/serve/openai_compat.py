@@ -28,6 +28,7 @@ def rag_extra(served) -> dict:
     r = served.result
     return {"status": r.status, "abstained": r.status != "answered", "reason": r.reason or None,
             "citations": [{**c.__dict__, "where": c.where} for c in r.citations], "superseded": [v.to_json() for v in r.superseded],
+            "warnings": [w.to_json() for w in r.warnings],
             "index_version": served.index_version}
 
 
