@@ -185,6 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     s.set_defaults(func=cmd_demo)
 
+    from rag.cli.documents import add_parsers as _documents_parsers  # documents
+
+    _documents_parsers(sub)
     from rag.cli.files import add_parsers as _files_parsers  # extract | sync
 
     _files_parsers(sub)

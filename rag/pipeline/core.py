@@ -21,6 +21,7 @@ from rag.index.protocol import Index
 from rag.index.updates import Progress, UpdateReport
 from rag.pipeline import runner
 from rag.pipeline.components import Components
+from rag.pipeline.listing import IndexedDocument, list_documents
 from rag.pipeline.state import Answered, Gated, Request, Retrieved, Searched, StageEvent, State
 from rag.pipeline.steps import STEPS
 from rag.pipeline.trace import result
@@ -219,6 +220,7 @@ class Pipeline:
                top_k: int | None = None, ordering: Ordering | None = None, tools: "ToolRegistry | None" = None,
                search: SearchResult | None = None, principal: Principal | None = None) -> State:
         t0 = time.perf_counter()
+        self.config.limits.check_question(question)  # the limit of every entry point, before any work
         try:
             history = as_turns(history)
         except ValueError as exc:
@@ -238,11 +240,19 @@ class Pipeline:
         return SearchFilter(tuple(document_ids), tuple(versions),
                             fields=parse_fields(fields, self.config.retrieval.filter_fields))
 
+    def documents(self, *, principal: Principal | None = None) -> tuple[IndexedDocument, ...]:
+        """The indexed document versions ``principal`` (None: anonymous, public documents only) may
+        read, by id then version, each ``current`` or ``superseded`` among those it may read
+        (:mod:`rag.pipeline.listing`): a document it may not read is in no listing or count."""
+        check_principal(principal, self.config.security)
+        return list_documents(self.components, principal)
+
     def search(self, query: str, candidates: int | None = None, where: SearchFilter | None = None, *,
                principal: Principal | None = None) -> SearchResult:
         """Fused candidates (``candidates``: how many, default ``retrieval.candidates``); ``where``
         restricts retrieval to some documents and/or versions, within what ``principal`` may read
         (None: anonymous, public documents only; docs/security.md)."""
+        self.config.limits.check_question(query)
         check_principal(principal, self.config.security)
         return self.retriever.search(query, candidates, where, principal=principal)
 

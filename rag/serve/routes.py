@@ -150,11 +150,8 @@ async def list_documents(request: Request, svc: Service = Depends(service)):
     who = asker(request, svc)
     svc.require_ready()
     p = svc.pipeline.pinned()
-    idx = p.index
-    scope = p.components.reader_scope(who)  # only the documents the caller may read
-    docs = [{"id": r.id, "version": r.version, "title": r.title, "uri": r.uri, "chunks": r.n_chunks}
-            for _, r in sorted(idx.documents.items()) if scope.allows(r.access)]
-    return {"index_version": idx.version_name, "documents": docs}
+    docs = p.documents(principal=who)  # only the documents the caller may read (rag.pipeline.listing)
+    return {"index_version": p.index.version_name, "documents": [d.to_json() for d in docs]}
 
 
 @router.post("/v1/documents")
