@@ -117,6 +117,7 @@ def print_answer(res) -> None:
 
 def cmd_ask(args) -> int:
     p = make_pipeline(args)
+    p.config.limits.check_question(args.question)  # refused before the index and the models load
     history = load_history(args.history)
     announce_gate(p)
     res = p.answer(args.question, history, where=cli_where(args, p), principal=cli_principal(args))
