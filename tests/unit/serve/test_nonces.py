@@ -99,3 +99,36 @@ def test_a_stale_request_is_refused_before_its_nonce_is_kept():
     with pytest.raises(ServiceError) as e:
         resolve(BACKEND, _headers(b"{}", now=time.time() - 1000), b"{}", ServeConfig(), nonces=nonces)
     assert e.value.code == "unauthorized" and len(nonces) == 0
+
+
+def test_a_replay_to_another_worker_is_refused(tmp_path):
+    """``rag serve --workers 2``: the same signed request, sent on fresh connections (whichever
+    worker takes each), is answered once."""
+    import json
+    import os
+    import signal
+
+    import httpx
+
+    from rag.config import load_config
+    from rag.pipeline import Pipeline
+    from tests.conftest import write_config
+    from tests.unit.serve.test_cli_serve import _start
+
+    secret, key = "chatbot-secret-0123456789abcdef0123456789", "backend-key-0123456789abcdef"
+    cfg_path = write_config(tmp_path, serve={"keys": {"chatbot": {"trusted_backend": True,
+                                                                  "secret_env": "RAG_CHATBOT_SECRET"}}})
+    Pipeline(load_config(cfg_path)).build_index()
+    env = {"RAG_API_KEYS": f"chatbot:{key}", "RAG_ADMIN_KEYS": "", "RAG_CHATBOT_SECRET": secret}
+    proc, url = _start(cfg_path, "--workers", "2", env=env)
+    try:
+        body = json.dumps({"query": "연차 휴가"}).encode()
+        headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json",
+                   **sign(secret.encode(), body, WHO)}
+        codes = [httpx.post(url + "/v1/search", content=body, headers=headers, timeout=30).status_code
+                 for _ in range(8)]
+        assert sorted(codes) == [200] + [401] * 7, codes
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    assert os.environ.get("RAG_SERVE_NONCES") is None  # set only in the server's own process
