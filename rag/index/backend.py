@@ -27,7 +27,7 @@ from rag.errors import ConfigError, EmptyCorpusError, IndexError_, IndexMismatch
 from rag.index.chunking import Chunker
 from rag.index.embedders import Embedder
 from rag.index.layout import current_version, index_exists
-from rag.index.protocol import Index
+from rag.index.protocol import Index, Operation
 from rag.index.store import HybridIndex, build_index
 from rag.index.updates import Progress, UpdateReport, access_json, text_sha256
 from rag.text.analyzers import Analyzer
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-Update = Callable[[Index], UpdateReport]
+_OPEN_TRIES = 5
 _REFUSE = "\n(refusing to overwrite it; pass force=True / --force)"
 
 
@@ -79,17 +79,18 @@ class IndexBackend(Protocol):
         """An index of ``docs`` (checked unique) apart from the configured one."""
         ...
 
-    def persist(self, index: Index) -> None:
-        """Make an update of the configured ``index`` durable and visible to other processes."""
-        ...
-
     def writer_lock(self) -> ContextManager[None]:
-        """Exclusive across this machine's processes: one writer of the configured index at a time."""
+        """Exclusive across this machine's processes: one writer of the configured index at a time.
+        :meth:`write` and :meth:`build` take it; hold it only around reads that must not interleave
+        with a write (it is not re-entrant)."""
         ...
 
-    def write(self, base: Index, op: Update) -> tuple[Index, UpdateReport]:
-        """Under :meth:`writer_lock`: apply ``op`` to ``base`` (the served index) while readers go on
-        using it; returns the index to serve from now on and ``op``'s report."""
+    def write(self, live: Index | None, op: Operation) -> tuple[Index, UpdateReport]:
+        """The one way an index is updated: under :meth:`writer_lock`, apply ``op`` to the newest
+        published version (re-read when another process published one after ``live``, the caller's
+        open copy, or None when it has none) and publish the result, while readers go on using
+        ``live``. Returns the index to serve from now on (the newest, even when ``op`` changed
+        nothing) and ``op``'s report."""
         ...
 
     def stale(self, live: Index) -> bool:
@@ -147,38 +148,58 @@ class LocalBackend(_Backend):
         return index_exists(self.path)
 
     def open(self) -> Index:
-        """Load the current version (memory-mapped arrays)."""
+        """Load the current version (memory-mapped arrays). A reader never takes the lock: when a
+        writer moved ``CURRENT`` on and removed the version being read meanwhile (a writer keeps the
+        newest two), the new current version is read instead."""
+        name = self._current_name()
+        for _ in range(_OPEN_TRIES - 1):
+            try:
+                return self._load()
+            except (IndexError_, OSError, RuntimeError):
+                now = self._current_name()
+                if now == name:
+                    raise
+                logger.info("%s: version %s was replaced while it was read; reading %s", self.path, name, now)
+                name = now
+        return self._load()
+
+    def _load(self) -> HybridIndex:
         return HybridIndex.load(self.path, self.config, self.chunker(), self.analyzer(), self.embedder)
 
     def build(self, docs: list[Document], *, force: bool = False, progress: Progress | None = None) -> Index:
         """Build in memory and save a new version atomically; an existing index built with another
         model/analyzer/chunking is refused unless ``force``."""
         if index_exists(self.path) and not force:
-            try:
-                self._blank().check_compatible(self.path)
-            except IndexMismatchError as exc:
-                raise IndexMismatchError(f"{exc}{_REFUSE}") from None
+            self._check_compatible()
         idx = cast(HybridIndex, self.new(docs, progress))
-        idx.save(self.path)
+        with self.writer_lock():  # the version number and CURRENT are a writer's to move
+            if index_exists(self.path) and not force:
+                self._check_compatible()  # another writer may have built it meanwhile
+            idx.save(self.path)
         return idx
 
     def new(self, docs: list[Document], progress: Progress | None = None) -> Index:
         """An in-memory index of ``docs`` (:class:`EmptyCorpusError` when there is nothing to index)."""
         return build_index(docs, self.config, self.chunker(), self.analyzer(), self.embedder, progress)
 
-    def persist(self, index: Index) -> None:
-        """Save ``index`` as a new version folder of ``index.path`` and swap ``CURRENT`` to it."""
-        cast(HybridIndex, index).save(self.path)
+    def write(self, live: Index | None, op: Operation) -> tuple[Index, UpdateReport]:
+        """Under the lock: ``op`` on a fork (own chunker and analyzer) of the version ``CURRENT``
+        names (``live`` when it is that version; ``live`` when there is no saved index yet, or an
+        empty index), saved as a new version when it changed anything. A version whose save was
+        killed midway never became ``CURRENT`` and is not read."""
+        with self.writer_lock():
+            base = self._newest(live)
+            fork = cast(HybridIndex, base).fork(self.chunker(), self.analyzer())
+            report = op(fork)
+            if report.added or report.removed:
+                fork.save(self.path)
+                return fork, report
+            return base, report
 
-    def write(self, base: Index, op: Update) -> tuple[Index, UpdateReport]:
-        """``op`` on a fork of ``base`` (own chunker and analyzer), saved when it changed anything;
-        ``base`` stays the one to serve when nothing changed."""
-        fork = cast(HybridIndex, base).fork(self.chunker(), self.analyzer())
-        report = op(fork)
-        if report.added or report.removed:
-            fork.save(self.path)
-            return fork, report
-        return base, report
+    def _newest(self, live: Index | None) -> Index:
+        if live is not None and (self._current_name() in (None, live.version_name)):
+            return live
+        return self.open() if self.exists() else self._blank()
 
     def stale(self, live: Index) -> bool:
         """``CURRENT`` names another version than ``live``'s (an unreadable one: no)."""
@@ -202,6 +223,12 @@ class LocalBackend(_Backend):
 
     def _blank(self, dim: int | None = None) -> HybridIndex:
         return HybridIndex(self.config, self.chunker(), self.analyzer(), self.embedder, dim=dim)
+
+    def _check_compatible(self) -> None:
+        try:
+            self._blank().check_compatible(self.path)
+        except IndexMismatchError as exc:
+            raise IndexMismatchError(f"{exc}{_REFUSE}") from None
 
     def _current_name(self) -> str | None:
         try:
@@ -235,11 +262,12 @@ class MilvusBackend(_Backend):
         if not docs:
             raise EmptyCorpusError("the corpus is empty: no documents were found to index")
         idx = self._index()
-        try:
-            idx.create(drop=force)
-        except IndexMismatchError as exc:
-            raise IndexMismatchError(f"{exc}{_REFUSE}") from None
-        idx.sync(docs, progress)
+        with self.writer_lock():
+            try:
+                idx.create(drop=force)
+            except IndexMismatchError as exc:
+                raise IndexMismatchError(f"{exc}{_REFUSE}") from None
+            idx.sync(docs, progress)
         if not len(idx):
             raise self._empty(docs)
         return idx
@@ -257,14 +285,14 @@ class MilvusBackend(_Backend):
             raise self._empty(docs)
         return idx
 
-    def persist(self, index: Index) -> None:
-        """Nothing to do: every update was published to the engine when it returned."""
-        return None
-
-    def write(self, base: Index, op: Update) -> tuple[Index, UpdateReport]:
-        """``op`` on ``base`` itself: the engine publishes it as a new generation, and requests pin
-        the generation that was live when they started."""
-        return base, op(base)
+    def write(self, live: Index | None, op: Operation) -> tuple[Index, UpdateReport]:
+        """Under the lock (and the engine's writer lease, which also keeps out writers on other
+        machines): ``op`` on ``live`` itself (opened when None), which plans against the generation
+        published now and publishes a new one; requests pin the generation that was live when they
+        started."""
+        with self.writer_lock():
+            idx = live if live is not None else self._index().create()
+            return idx, op(idx)
 
     def stale(self, live: Index) -> bool:
         """Never: every pinned request reads the engine's published generation."""

@@ -4,9 +4,11 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 from rag.errors import IndexMismatchError
+from rag.index.protocol import Index, Operation
+from rag.index.updates import IndexedDocument, UpdateReport, labels
 
 logger = logging.getLogger(__name__)
 
@@ -31,12 +33,24 @@ def _same_contents(source, target_params: Mapping[str, object], source_label: st
                 "same chunking, bm25.analyzer and embedding sections in both configs (only `index:` may differ).")
 
 
+def _importing(items: Sequence[IndexedDocument]) -> Operation:
+    """The write that imports ``items`` (already chunked and embedded) into the newest target."""
+    def op(idx: Index) -> UpdateReport:
+        before = set(idx.documents)
+        idx.import_documents(items)
+        added = sorted((it.record.id, it.record.version) for it in items
+                       if (it.record.id, it.record.version) not in before)
+        return UpdateReport(labels(added), (), (), 0)
+    return op
+
+
 def migrate(source_pipeline, target_pipeline, *, batch_documents: int | None = None,
             progress: Callable[[int], None] | None = None) -> MigrateReport:
     """Copy every document of the source pipeline's index into the target pipeline's index, in
     batches that each end in a published version (a saved folder / a Milvus generation), so an
     interrupted migration resumes where it stopped when run again (``batch_documents``: default the
-    target's ``index.milvus.batch_documents``). Documents already in the target with the same text
+    target's ``index.milvus.batch_documents``). Each batch is one write of the target
+    (:meth:`rag.index.backend.IndexBackend.write`: under its writer lock, on its newest version). Documents already in the target with the same text
     are skipped; one there with other text is an error (nothing is overwritten).
 
     Both pipelines are used through ``.index`` (the source) and ``.backend``
@@ -55,8 +69,8 @@ def migrate(source_pipeline, target_pipeline, *, batch_documents: int | None = N
     copied = 0
     for i in range(0, len(todo), batch_documents):
         items = source.export(todo[i:i + batch_documents])
-        copied += target.import_documents(items)
-        backend.persist(target)
+        target, rep = backend.write(target, _importing(items))
+        copied += len(rep.added)
         if progress is not None:
             progress(sum(len(it.chunks) for it in items))
         logger.info("migrated %d / %d documents", min(i + batch_documents, len(todo)), len(todo))

@@ -1,7 +1,7 @@
 """What every index backend offers the retriever, the pipeline and the service."""
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Callable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -53,3 +53,8 @@ class Index(Protocol):
     def export(self, keys: Sequence[tuple[str, str]]) -> list[IndexedDocument]: ...
 
     def import_documents(self, items: Sequence[IndexedDocument]) -> int: ...
+
+
+Operation = Callable[[Index], UpdateReport]
+"""One update of an index (add, replace, delete, import), applied by
+:meth:`rag.index.backend.IndexBackend.write` to the newest published version under the writer lock."""

@@ -105,6 +105,11 @@ class Components:
             self._index = self.backend.open()
         return self._index
 
+    @property
+    def loaded_index(self) -> Index | None:
+        """The index opened or set so far; None before the first use (nothing is opened)."""
+        return self._index
+
     def use_index(self, index: Index) -> None:
         self._index = index
 

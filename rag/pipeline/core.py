@@ -17,7 +17,7 @@ from rag.index.backend import IndexBackend
 from rag.index.chunking import Chunker
 from rag.index.embedders import Embedder
 from rag.index.loaders import CorpusLoad, check_unique, read_corpus
-from rag.index.protocol import Index
+from rag.index.protocol import Index, Operation
 from rag.index.updates import Progress, UpdateReport
 from rag.pipeline import runner
 from rag.pipeline.components import Components
@@ -194,16 +194,27 @@ class Pipeline:
         return idx
 
     def add_documents(self, docs: Iterable[Document]) -> UpdateReport:
-        return self._updated(self.index.add(docs))
+        """Add documents to the configured index (an id and version indexed already with the same
+        text is left as it is; with other text it is an error: use :meth:`replace_documents`)."""
+        docs = list(docs)
+        return self.write(lambda idx: idx.add(docs))
 
     def replace_documents(self, docs: Iterable[Document]) -> UpdateReport:
-        return self._updated(self.index.replace(docs))
+        """Make each given document the only indexed version of its id."""
+        docs = list(docs)
+        return self.write(lambda idx: idx.replace(docs))
 
     def delete_document(self, doc_id: str, version: str | None = None) -> UpdateReport:
-        return self._updated(self.index.delete(doc_id, version))
+        """Remove every version of ``doc_id`` (or one version)."""
+        return self.write(lambda idx: idx.delete(doc_id, version))
 
-    def _updated(self, report: UpdateReport) -> UpdateReport:
-        self.backend.persist(self.index)
+    def write(self, op: Operation) -> UpdateReport:
+        """Apply ``op`` to the configured index the one way every writer does
+        (:meth:`rag.index.backend.IndexBackend.write`: under the cross-process writer lock, on the
+        newest published version, then published), and serve the result from now on: a pipeline
+        whose open copy was stale sees the other writers' versions after its own write."""
+        idx, report = self.backend.write(self.components.loaded_index, op)
+        self.components.use_index(idx)
         return report
 
     @property

@@ -7,7 +7,8 @@ added, a changed one replaces its document, a file gone from the folder (or excl
 manifest) is deleted, and an unchanged file is not even opened. A file that cannot be read keeps
 what the index already holds for it and is reported as failed.
 
-Changes are applied in batches, each persisted by the backend's crash-safe write, so a sync
+Changes are applied in batches, each one write of the index (:meth:`Pipeline.write`: under the
+writer lock, on the newest version, published crash-safely), so a sync
 killed at any point (``kill -9``) leaves the index at the last batch, and running it again
 finishes the rest: the plan is computed from the index each time.
 """
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from rag.index.protocol import Index
+from rag.index.protocol import Index, Operation
 from rag.index.updates import UpdateReport
 
 from rag.documents import FileFailure, FileWarning, load_folder, load_manifest
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 BATCH = 64  # documents per persisted update
-Operation = Callable[[Index], UpdateReport]
 Writer = Callable[[Operation], UpdateReport]  # applies one operation durably and returns its report
 
 
@@ -107,8 +107,8 @@ def plan_sync(pipeline: "Pipeline", root: Path) -> SyncPlan:
 def sync_folder(pipeline: "Pipeline", folder: str | Path, *, dry_run: bool = False,
                 progress: Callable[[int], None] | None = None, write: Writer | None = None) -> SyncReport:
     """Apply :func:`plan_sync` (see the module docstring); ``dry_run`` only plans. ``write``
-    applies each batch durably (default: on the pipeline's index, persisted by its backend; the
-    service passes its writer so the batches are published to the requests it serves)."""
+    applies each batch durably (default: :meth:`Pipeline.write`, the one write path; the service
+    passes its own, which also publishes each batch to the requests it serves)."""
     t0 = time.perf_counter()
     root = Path(folder)
     plan = plan_sync(pipeline, root)
@@ -121,18 +121,12 @@ def sync_folder(pipeline: "Pipeline", folder: str | Path, *, dry_run: bool = Fal
             pipeline.build_index([f.document for f in got.loaded] if got else [])
             embedded = len(pipeline.index)
         else:
-            embedded = _apply(write or _persisting(pipeline), plan, got.loaded if got else ())
+            embedded = _apply(write or pipeline.write, plan, got.loaded if got else ())
     failed_files = {f.file for f in failed}
     return SyncReport(str(root), tuple(r for r in plan.add if r not in failed_files),
                       tuple(r for r in plan.update if r not in failed_files), tuple(r for r, _ in plan.remove),
                       plan.unchanged, tuple(failed), got.warnings if got else (), got.ignored if got else (),
                       embedded, time.perf_counter() - t0)
-
-
-def _persisting(pipeline: "Pipeline") -> Writer:
-    def write(op: Operation) -> UpdateReport:
-        return pipeline._updated(op(pipeline.index))
-    return write
 
 
 def _delete(doc_id: str) -> Operation:

@@ -25,7 +25,7 @@ from typing import AsyncIterator, Callable, Sequence
 
 from rag.config import RagConfig
 from rag.index.embedders import serialized
-from rag.index.protocol import Index
+from rag.index.protocol import Index, Operation
 from rag.index.updates import UpdateReport
 from rag.pipeline import Pipeline
 from rag.result import AnswerResult
@@ -205,19 +205,19 @@ class Service:
     def has_document(self, doc_id: str, version: str | None) -> bool:
         return any(k[0] == doc_id and (version is None or k[1] == version) for k in self.pipeline.index.documents)
 
-    async def _write(self, op: Callable[[Index], UpdateReport]) -> DocumentsChange:
+    async def _write(self, op: Operation) -> DocumentsChange:
         self.require_ready()
         loop = asyncio.get_running_loop()
         ctx = contextvars.copy_context()
         return await loop.run_in_executor(self.writer, lambda: ctx.run(self._write_now, op))
 
-    def _write_now(self, op: Callable[[Index], UpdateReport]) -> DocumentsChange:
-        """Under the writer lock (this machine's workers, one at a time): ``op`` on the newest index,
-        as the backend writes it (the local folder: a fork, saved as a new version; Milvus: a new
-        published generation), then served from now on."""
-        backend = self.pipeline.backend
-        with backend.writer_lock():
-            idx, report = backend.write(self._newest(), op)
+    def _write_now(self, op: Operation) -> DocumentsChange:
+        """``op`` the one way every writer applies it (:meth:`rag.index.backend.IndexBackend.write`:
+        under the writer lock, on the newest version, published: the local folder saves a fork as
+        a new version, Milvus publishes a generation), then served from now on."""
+        live = self.pipeline.index
+        idx, report = self.pipeline.backend.write(live, op)
+        if idx is not live:
             self._published(idx)
         return DocumentsChange(report, idx.version_name, len(idx.documents), len(idx))
 

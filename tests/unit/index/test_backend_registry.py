@@ -1,12 +1,12 @@
 """The backend registry (rag.index.backend): a name picks one class, an unknown name is a typed
-config error, both classes satisfy IndexBackend, and the local backend's persist / write / poll
+config error, both classes satisfy IndexBackend, and the local backend's write / poll
 save and find versions. Nothing here connects to Milvus or loads an embedding model."""
 from __future__ import annotations
 
 import pytest
 
 from rag.config import load_config
-from rag.errors import ConfigError, IndexMismatchError
+from rag.errors import ConfigError, IndexCorruptError, IndexMismatchError
 from rag.index.backend import BACKENDS, IndexBackend, LocalBackend, MilvusBackend, make_backend
 from rag.index.chunking import Chunker
 from rag.index.layout import current_version
@@ -80,15 +80,40 @@ def test_an_import_target_takes_the_dimension_given(tmp_path):
                            "analyzer": goal.index.analyzer.name, "chunking": goal.index.chunking_name}
 
 
-def test_persist_on_local_saves_a_new_version(tmp_path):
+def test_a_pipeline_write_on_local_saves_a_new_version(tmp_path):
     p = Pipeline(_config(tmp_path))
     p.build_index(DOCS)
     root = p.index_path
     assert current_version(root).name == "v-000001"
-    p.index.add([Document("expense", "The team lead approves expenses.", "1", "Expenses")])
-    p.backend.persist(p.index)
+    p.add_documents([Document("expense", "The team lead approves expenses.", "1", "Expenses")])
     assert current_version(root).name == "v-000002" == p.index.version_name
     assert ("expense", "1") in Pipeline(_config(tmp_path)).index.documents
+
+
+def test_two_open_pipelines_lose_no_write(tmp_path):
+    """The lost update: a running service and a `rag add` hold the same version open; each adds a
+    document. Before one write path, the first writer's save held `a` and `c` and `b` was gone."""
+    Pipeline(_config(tmp_path)).build_index([Document("a", "Document a is about apples.", "1", "A")])
+    first, second = Pipeline(_config(tmp_path)), Pipeline(_config(tmp_path))
+    assert first.index.version_name == second.index.version_name == "v-000001"  # both open v1
+    second.add_documents([Document("b", "Document b is about bananas.", "1", "B")])
+    first.add_documents([Document("c", "Document c is about cherries.", "1", "C")])
+    want = {("a", "1"), ("b", "1"), ("c", "1")}
+    assert set(first.index.documents) == want  # the stale writer sees the new version after its write
+    assert set(Pipeline(_config(tmp_path)).index.documents) == want
+    assert first.index.version_name == current_version(first.index_path).name == "v-000003"
+    second.delete_document("a")  # and the other way round
+    assert set(Pipeline(_config(tmp_path)).index.documents) == {("b", "1"), ("c", "1")}
+
+
+def test_a_write_that_changes_nothing_still_serves_the_newest_version(tmp_path):
+    Pipeline(_config(tmp_path)).build_index(DOCS)
+    stale, other = Pipeline(_config(tmp_path)), Pipeline(_config(tmp_path))
+    assert stale.index.version_name == "v-000001"
+    other.delete_document("leave")
+    rep = stale.add_documents(DOCS[:1])  # already indexed: nothing to save
+    assert rep.added == () and stale.index.version_name == "v-000002"
+    assert ("leave", "2024.1") not in stale.index.documents
 
 
 def test_local_write_forks_and_saves_only_a_change(tmp_path):
@@ -103,6 +128,45 @@ def test_local_write_forks_and_saves_only_a_change(tmp_path):
     assert fork.version_name == current_version(p.index_path).name == "v-000002"
 
 
+def test_local_write_applies_to_the_newest_version_not_the_stale_one_passed(tmp_path):
+    p = Pipeline(_config(tmp_path))
+    stale = p.build_index(DOCS)
+    b = p.backend
+    newer, _ = b.write(stale, lambda idx: idx.delete("pw"))
+    newest, _ = b.write(stale, lambda idx: idx.delete("leave"))  # `stale` still holds pw
+    assert ("pw", "1") not in newest.documents and ("leave", "2024.1") not in newest.documents
+    assert newest.version_name == "v-000003"
+
+
+def test_a_reader_opening_while_its_version_is_removed_reads_the_new_one(tmp_path, monkeypatch):
+    p = Pipeline(_config(tmp_path))
+    p.build_index(DOCS)
+    b = p.backend
+    real = b._load
+    calls = []
+
+    def racing_load():
+        if not calls:  # a writer moves CURRENT on and removes v-000001 just as it is read
+            calls.append(1)
+            Pipeline(_config(tmp_path)).delete_document("pw")
+            raise IndexCorruptError("v-000001 vanished")
+        return real()
+    monkeypatch.setattr(b, "_load", racing_load)
+    assert b.open().version_name == "v-000002"
+
+
+def test_a_failed_open_with_no_writer_around_is_raised(tmp_path, monkeypatch):
+    p = Pipeline(_config(tmp_path))
+    p.build_index(DOCS)
+    b = p.backend
+
+    def broken():
+        raise IndexCorruptError("unreadable")
+    monkeypatch.setattr(b, "_load", broken)
+    with pytest.raises(IndexCorruptError, match="unreadable"):
+        b.open()
+
+
 def test_local_poll_finds_the_version_another_process_saved(tmp_path):
     served = Pipeline(_config(tmp_path))
     served.build_index(DOCS)
@@ -115,10 +179,10 @@ def test_local_poll_finds_the_version_another_process_saved(tmp_path):
     assert fresh is not None and fresh.version_name == "v-000002" and ("leave", "2024.1") not in fresh.documents
 
 
-def test_milvus_backend_has_nothing_to_poll_or_persist(tmp_path):
+def test_milvus_backend_has_nothing_to_poll(tmp_path):
     b = _backend(_config(tmp_path, backend="milvus", milvus={"uri": str(tmp_path / "m.db")}))
     sentinel = object()
-    assert b.stale(sentinel) is False and b.poll(sentinel) is None and b.persist(sentinel) is None
+    assert b.stale(sentinel) is False and b.poll(sentinel) is None
 
 
 def test_local_build_refuses_an_incompatible_index_unless_forced(tmp_path):

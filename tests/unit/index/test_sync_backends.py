@@ -68,7 +68,7 @@ def test_a_killed_sync_is_finished_by_the_next_one(target, tmp_path, monkeypatch
     for i in range(4):
         (folder / f"new{i}.txt").write_text(f"새 규정 {i}: 보고서는 {i + 1}일 안에 낸다.\n", encoding="utf-8")
     monkeypatch.setattr(sync_mod, "BATCH", 2)
-    real = sync_mod._persisting(p)
+    real = p.write
     calls = []
 
     def dies_on_second_batch(op):
