@@ -1,6 +1,6 @@
 """Command line: ``rag index | add | delete | search | context | ask | eval-retrieval | train-reranker | calibrate |
 eval-abstention | eval-answers | eval-claims | eval-addressing | demo | extract | sync | batch | experiment | compare |
-models | serve | tools | migrate | bench``."""
+models | serve | tools | migrate | bench | reader``."""
 from __future__ import annotations
 
 import argparse
@@ -206,6 +206,9 @@ def build_parser() -> argparse.ArgumentParser:
     from rag.cli.bench import add_parsers as _bench_parsers  # bench list | run | check | data
 
     _bench_parsers(sub)
+    from rag.cli.reader import add_parsers as _reader_parsers  # reader data build | show
+
+    _reader_parsers(sub)
     return ap
 
 

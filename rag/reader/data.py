@@ -213,8 +213,9 @@ def build_shard(t: Task, shard: Shard, miner: Miner | None, banned: frozenset[st
 
 def fingerprint(recipe: Recipe, loaded: list[Loaded], shards: list[Shard]) -> dict:
     plan = hashlib.sha256("\n".join(f"{s.path}\t{','.join(s.qids)}" for s in shards).encode("utf-8")).hexdigest()
-    return {"recipe_version": RECIPE_VERSION, "split_rule_version": SPLIT_RULE_VERSION, "params": asdict(recipe),
-            "inputs": sorted(f"{r.name}={r.sha256}" for g in loaded for r in g.inputs), "plan_sha256": plan}
+    fp = {"recipe_version": RECIPE_VERSION, "split_rule_version": SPLIT_RULE_VERSION, "params": asdict(recipe),
+          "inputs": sorted(f"{r.name}={r.sha256}" for g in loaded for r in g.inputs), "plan_sha256": plan}
+    return json.loads(json.dumps(fp))  # as it reads back from recipe.json (tuples become lists)
 
 
 def _check_folder(out: Path, fp: dict, force: bool) -> None:
