@@ -25,6 +25,11 @@ def page_at(first: int | None, breaks: tuple[tuple[int, int], ...], offset: int 
     return page
 
 
+# Document metadata key: true when an operator marked the document trusted (folder manifest
+# ``trusted: true``); a trusted document is never quarantined (rag.context.screen).
+TRUSTED_KEY = "trusted"
+
+
 @dataclass(frozen=True)
 class Document:
     """A source document. ``(id, version)`` identifies it in an index."""

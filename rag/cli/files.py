@@ -105,6 +105,25 @@ def print_failures(failures, warnings, ignored, report: Path | None) -> None:
         print(f"  report: {report}", file=sys.stderr)
 
 
+def print_quarantined(found, limit: int = 30) -> None:
+    """What the quarantine will withhold (rag.context.screen.WithheldBlock records): one line per
+    signal, with its document, scope and excerpt."""
+    if not found:
+        return
+    from rag.context.screen import withheld_documents
+
+    docs = withheld_documents(found)
+    whole = sum(1 for v in docs.values() if v == "document")
+    print(f"quarantined as suspected prompt injection: {len(docs)} documents ({whole} withheld whole, "
+          f"{len(docs) - whole} in part), {len(found)} signals")
+    for w in found[:limit]:
+        what = "whole document" if w.scope == "document" else f"block {w.evidence_id}"
+        print(f"  {w.document_id} @ {w.document_version}  {w.signal:<13} {what}  {w.excerpt!r}")
+    if len(found) > limit:
+        print(f"  … {len(found) - limit} more in the report")
+    print("  (an operator can trust a document: security.trusted_documents, or trusted: true in the folder manifest)")
+
+
 def files_payload(load) -> dict:
     return {"documents": [{"file": f.file, "format": f.format, "id": f.document.id, "version": f.document.version,
                            "pages": f.pages} for f in load.files],
@@ -114,7 +133,7 @@ def files_payload(load) -> dict:
 
 def cmd_sync(args) -> int:
     from rag.cli.common import progress_bar
-    from rag.pipeline.sync import report_json, sync_folder
+    from rag.pipeline.sync import report_json, screen_synced, sync_folder
 
     on_error_overrides(args)
     p = make_pipeline(args)
@@ -122,6 +141,8 @@ def cmd_sync(args) -> int:
     while True:
         with progress_bar(None, "files") as bar:
             rep = sync_folder(p, args.folder, dry_run=args.dry_run, progress=bar.update)
+        if not args.dry_run:
+            rep = screen_synced(p, rep)
         write_report(report, json.loads(report_json(rep)))
         verb = "would change" if args.dry_run else "synced"
         print(f"{verb} {rep.folder}: {rep.summary()} ({rep.chunks_embedded} chunks embedded, {rep.seconds:.1f} s); "
@@ -129,6 +150,7 @@ def cmd_sync(args) -> int:
         for what, items in (("added", rep.added), ("updated", rep.updated), ("removed", rep.removed)):
             for rel in items:
                 print(f"  {what:<8}{rel}")
+        print_quarantined(rep.quarantined)
         print_failures(rep.failed, rep.warnings, rep.ignored, report)
         if args.watch is None:
             return EXIT_FILES_FAILED if rep.failed else 0

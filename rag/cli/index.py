@@ -4,7 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from rag.cli.common import progress_bar, make_pipeline
-from rag.cli.files import EXIT_FILES_FAILED, files_payload, on_error_overrides, print_failures, write_report
+from rag.cli.files import (EXIT_FILES_FAILED, files_payload, on_error_overrides, print_failures, print_quarantined,
+                           write_report)
 
 
 def _report_path(args, p) -> Path:
@@ -14,6 +15,7 @@ def _report_path(args, p) -> Path:
 def cmd_index(args) -> int:
     """Index the corpus; files that cannot be read are reported (and in the JSON report) and the
     exit status is 3, the good ones indexed."""
+    from rag.context.screen import screen_index
     from rag.index.loaders import check_unique
 
     on_error_overrides(args)
@@ -27,15 +29,18 @@ def cmd_index(args) -> int:
     cached = f", {getattr(emb, 'hits', 0)} chunk embeddings reused from cache" if hasattr(emb, "hits") else ""
     failed = f"; {len(load.failures)} files failed" if load.failures else ""
     print(f"indexed {len(docs)} documents -> {len(idx)} chunks at {p.index_location}{cached}{failed}")
+    found = screen_index(idx, p.config.security)
+    print_quarantined(found)
     report = _report_path(args, p)
-    if load.files or load.failures:
-        write_report(report, files_payload(load))
+    if load.files or load.failures or found:
+        write_report(report, {**files_payload(load), "quarantined": [w.to_json() for w in found]})
     print_failures(load.failures, load.warnings, load.ignored, report)
     return EXIT_FILES_FAILED if load.failures else 0
 
 
 def cmd_add(args) -> int:
     """Add (or ``--replace``) the documents of a JSONL file, a folder or one file of any format."""
+    from rag.context.screen import screen_index
     from rag.index.loaders import read_corpus
 
     on_error_overrides(args)
@@ -44,9 +49,11 @@ def cmd_add(args) -> int:
     rep = p.replace_documents(load.documents) if args.replace else p.add_documents(load.documents)
     print(f"added {len(rep.added)}, removed {len(rep.removed)}, unchanged {len(rep.unchanged)} "
           f"({rep.chunks_embedded} chunks embedded); index now {len(p.index)} chunks")
+    found = screen_index(p.index, p.config.security, [tuple(k.rsplit(":", 1)) for k in rep.added])
+    print_quarantined(found)
     report = _report_path(args, p)
-    if load.failures:
-        write_report(report, files_payload(load))
+    if load.failures or found:
+        write_report(report, {**files_payload(load), "quarantined": [w.to_json() for w in found]})
     print_failures(load.failures, load.warnings, load.ignored, report)
     return EXIT_FILES_FAILED if load.failures else 0
 

@@ -266,9 +266,13 @@ class SecurityConfig(Section):
     document access control (rag.access, docs/security.md)."""
 
     section: ClassVar[str] = "security"
-    # off: defuse tags/markers only; drop_block: drop the suspect block; drop_document: drop every block
-    # of a document that carried an injection attempt. Dropped evidence is listed as suspected_injection.
+    # off: defuse tags/markers only; drop_block: drop the suspect block; drop_document: also drop every block
+    # of a document that carried a signal that cannot be innocent (forged source tags or markers, role
+    # hijacks; rag.context.signals.SIGNAL_SCOPE). Dropped evidence is listed as suspected_injection.
     quarantine: Literal["off", "drop_block", "drop_document"] = "drop_document"
+    # Ids of documents an operator trusts: never quarantined (tags and markers are still defused). A folder
+    # manifest can mark a file the same way (trusted: true).
+    trusted_documents: tuple[str, ...] = ()
     # Who may read a document without access metadata: everyone (public), or no one (private).
     default_access: Literal["public", "private"] = "public"
     # true: a request without a principal (user, groups or tenant) is refused (PrincipalRequiredError)
@@ -277,3 +281,14 @@ class SecurityConfig(Section):
     # cannot read; tenant: over the documents of the caller's tenant and those shared by every tenant
     # (local backend; on Milvus give each tenant its own collection). See docs/security.md.
     isolate: Literal["none", "tenant"] = "none"
+
+    @model_validator(mode="after")
+    def _trusted_ids(self) -> "SecurityConfig":
+        seen: set[str] = set()
+        for doc_id in self.trusted_documents:
+            if not doc_id.strip():
+                raise ValueError("trusted_documents: a document id must not be empty")
+            if doc_id in seen:
+                raise ValueError(f"trusted_documents: {doc_id!r} is listed twice")
+            seen.add(doc_id)
+        return self

@@ -6,6 +6,8 @@ from rag.context.sanitize import (
     neutralize,
     quarantine,
 )
+from rag.context.signals import SIGNAL_SCOPE
+from rag.context.screen import WithheldBlock, is_trusted, screen_blocks, screen_index
 from rag.context.builder import (
     SEPARATOR,
     SOURCE_CLOSE,
@@ -59,17 +61,22 @@ __all__ = [
     "Prompt",
     "PromptBuilder",
     "QuarantinedEvidence",
+    "SIGNAL_SCOPE",
     "SEPARATOR",
     "SOURCE_CLOSE",
     "SOURCE_OPEN",
     "ToolCall",
+    "WithheldBlock",
     "injection_signals",
+    "is_trusted",
     "jaccard",
     "messages_sha256",
     "neutralize",
     "quarantine",
     "render_block",
     "render_blocks",
+    "screen_blocks",
+    "screen_index",
     "shingles",
     "user_message",
     "wrapper_reserve",

@@ -21,7 +21,7 @@ from rag.documents.detect import detect_format, suffix_agrees
 from rag.documents.manifest import FileEntry
 from rag.documents.model import Extracted, ExtractionWarning, Format, Loader
 from rag.errors import EmptyFileError, FileTooLargeError, GarbageFileError, InputError
-from rag.types import Document
+from rag.types import TRUSTED_KEY, Document
 
 logger = logging.getLogger(__name__)
 
@@ -127,8 +127,11 @@ def to_document(f: ExtractedFile, rel: str, entry: FileEntry | None = None, *, d
     e = entry or FileEntry()
     ex = f.extracted
     own: Mapping[str, object] = ex.metadata
-    meta: dict[str, object] = {k: v for k, v in own.items() if k not in _RESERVED}
+    # A file cannot vouch for itself: only the manifest marks it trusted (never quarantined).
+    meta: dict[str, object] = {k: v for k, v in own.items() if k not in _RESERVED and k != TRUSTED_KEY}
     meta.update(e.metadata)
+    if e.trusted:
+        meta[TRUSTED_KEY] = True
     access = e.access if e.access is not None else own.get("access")
     if access is not None:
         meta["access"] = access

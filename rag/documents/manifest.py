@@ -13,6 +13,7 @@
         uri: https://www.law.go.kr/법령/근로기준법
         metadata: {kind: statute}
         access: {groups: [hr], tenant: acme}
+        trusted: true              # never quarantined as a prompt injection
       "drafts/*": {exclude: true}
 
 A file's settings are the defaults, then every matching glob in the order written, then its exact
@@ -47,12 +48,15 @@ class FileEntry(BaseModel):
     metadata: dict[str, Any] = {}
     access: dict[str, Any] | None = None
     exclude: bool = False
+    trusted: bool = False  # never quarantined (docs/security.md); recorded as metadata trusted: true
 
     def fingerprint(self) -> str:
-        """A short hash of these settings: a sync re-reads a file whose entry changed."""
+        """A short hash of these settings: a sync re-reads a file whose entry changed (an entry
+        that does not trust its file hashes as it did before ``trusted`` existed)."""
         import hashlib
 
-        return hashlib.sha256(self.model_dump_json().encode("utf-8")).hexdigest()[:16]
+        dumped = self.model_dump_json(exclude=None if self.trusted else {"trusted"})
+        return hashlib.sha256(dumped.encode("utf-8")).hexdigest()[:16]
 
 
 class Manifest(BaseModel):

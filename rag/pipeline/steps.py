@@ -18,6 +18,7 @@ import logging
 from rag.answer.loop import agenerate_answer, generate_answer
 from rag.context.builder import DroppedEvidence
 from rag.context.sanitize import injection_signals, quarantine
+from rag.context.screen import is_trusted
 from rag.pipeline.components import Components
 from rag.pipeline.runner import Step
 from rag.pipeline.state import State, ToolsState
@@ -69,8 +70,16 @@ def versions(s: State, c: Components) -> State:
 
 
 def quarantine_step(s: State, c: Components) -> State:
-    """Withhold evidence that carries an injection attempt (``security.quarantine``)."""
-    eligible, quarantined = quarantine(s.eligible, c.config.security.quarantine, c.document_texts)
+    """Withhold evidence that carries an injection attempt (``security.quarantine``), except from
+    documents an operator trusts (``security.trusted_documents``, manifest ``trusted: true``)."""
+    security = c.config.security
+    records = c.index.documents
+
+    def trusted(doc_id: str, version: str) -> bool:
+        rec = records.get((doc_id, version))
+        return is_trusted(doc_id, rec.meta if rec is not None else None, security.trusted_documents)
+
+    eligible, quarantined = quarantine(s.eligible, security.quarantine, c.document_texts, trusted)
     searched = s.search
     if s.superseded or quarantined:
         logger.info("set aside: %d superseded version(s), %d quarantined candidate(s)", len(s.superseded),

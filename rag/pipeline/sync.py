@@ -18,7 +18,7 @@ import hashlib
 import json
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -59,6 +59,9 @@ class SyncReport:
     ignored: tuple[str, ...]
     chunks_embedded: int
     seconds: float
+    # What the quarantine will withhold from the documents added or updated (screen_synced), as
+    # rag.context.screen.WithheldBlock records; empty until screened.
+    quarantined: tuple = ()
 
     def summary(self) -> str:
         return (f"added {len(self.added)}, updated {len(self.updated)}, removed {len(self.removed)}, "
@@ -153,6 +156,19 @@ def _apply(write: Writer, plan: SyncPlan, loaded) -> int:
     return embedded
 
 
+def screen_synced(pipeline: "Pipeline", rep: SyncReport) -> SyncReport:
+    """``rep`` with what ``security.quarantine`` will withhold from the documents this sync added
+    or updated (:func:`rag.context.screen.screen_index` on their indexed blocks)."""
+    from rag.context.screen import screen_index
+
+    changed = set(rep.added) | set(rep.updated)
+    if not changed or not pipeline.index_exists():
+        return rep
+    files = indexed_files(dict(pipeline.index.documents), str(Path(rep.folder).resolve()))
+    keys = [(rec.id, rec.version) for rel, rec in files.items() if rel in changed]
+    return replace(rep, quarantined=screen_index(pipeline.index, pipeline.config.security, keys))
+
+
 def report_json(rep: SyncReport) -> str:
     return json.dumps({
         "folder": rep.folder, "added": rep.added, "updated": rep.updated, "removed": rep.removed,
@@ -160,4 +176,5 @@ def report_json(rep: SyncReport) -> str:
         "seconds": round(rep.seconds, 3),
         "failed": [{"file": f.file, "reason": f.reason, "message": f.message} for f in rep.failed],
         "warnings": [{"file": w.file, "code": w.code, "message": w.message, "page": w.page} for w in rep.warnings],
+        "quarantined": [w.to_json() for w in rep.quarantined],
     }, ensure_ascii=False, indent=2)
