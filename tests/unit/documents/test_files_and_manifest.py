@@ -133,3 +133,25 @@ def test_empty_pages_are_left_out_of_the_page_table(tmp_path):
     doc = to_document(ExtractedFile(tmp_path / "x.pdf", "ab" * 32, ex), "x.pdf")
     assert doc.metadata["pages"] == [[0, 1], [5, 3]]
     assert (doc.id, doc.version, doc.uri) == ("x", "ab" * 8, str(tmp_path / "x.pdf"))
+
+
+def test_only_the_manifest_can_mark_a_file_trusted(tmp_path):
+    (tmp_path / "a.md").write_text("---\ntrusted: true\n---\n# A\n\nText.\n", encoding="utf-8")
+    (tmp_path / "b.md").write_text("# B\n\nText.\n", encoding="utf-8")
+    (tmp_path / "rag-manifest.yaml").write_text("files:\n  b.md: {trusted: true}\n", encoding="utf-8")
+    docs = {f.document.id: f.document for f in load_folder(tmp_path).loaded}
+    assert "trusted" not in docs["a"].metadata  # a file cannot vouch for itself
+    assert docs["b"].metadata["trusted"] is True
+
+
+def test_an_entry_that_does_not_trust_its_file_hashes_as_before_trusted_existed():
+    import hashlib
+    import json
+
+    from rag.documents.manifest import FileEntry
+
+    e = FileEntry(id="x", metadata={"k": 1})
+    before = {"id": "x", "version": None, "title": None, "uri": None, "metadata": {"k": 1}, "access": None,
+              "exclude": False}  # the fields of FileEntry before `trusted`
+    assert e.fingerprint() == hashlib.sha256(json.dumps(before, separators=(",", ":")).encode()).hexdigest()[:16]
+    assert FileEntry(id="x", metadata={"k": 1}, trusted=True).fingerprint() != e.fingerprint()  # a sync reads it again
