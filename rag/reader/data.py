@@ -264,14 +264,22 @@ def build(recipe: Recipe, loc: Locations, out: Path, *, force: bool = False, com
     return BuildReport(out, manifest, built, reused, time.perf_counter() - t_start)
 
 
-def _leaks(tasks: list[Task]) -> dict[str, int]:
-    """Per task: gold passages of train questions that an eval question also names (a passage, not a
-    question, seen on both sides; the split key makes this zero where questions share paragraphs)."""
+def shared_passages(tasks: list[Task]) -> dict[str, dict[str, int]]:
+    """Per task: distinct passages that a train or calib question names (as gold, or as a given
+    passage) and an eval question names too. The eval *question* is never trained on; this counts its
+    passage *text* seen on both sides. Zero for paragraph-keyed sources (KorQuAD, SQuAD); mined
+    negatives never come from eval passages."""
     out = {}
     for t in tasks:
         ev = eval_passages(t)
-        train_gold = {g.pid for q in t.questions if split_of(t.source, q.split_key) == "train" for g in q.gold}
-        out[t.name] = len(train_gold & ev)
+        gold: set[str] = set()
+        given: set[str] = set()
+        for q in t.questions:
+            if split_of(t.source, q.split_key) != "eval":
+                gold.update(g.pid for g in q.gold)
+                given.update(q.given_negative)
+                given.update(q.unknown)
+        out[t.name] = {"gold": len(gold & ev), "given": len(given & ev)}
     return out
 
 
@@ -314,7 +322,7 @@ def write_manifest(out: Path, recipe: Recipe, loaded: list[Loaded], shards: list
                            for g in loaded for f in g.missing],
         "tasks": [{"name": t.name, "source": t.source, "passage_lang": t.lang, "passages": len(t.passages),
                    "questions": len(t.questions), "mining_analyzer": t.analyzer} for t in tasks],
-        "train_gold_passages_named_by_eval": _leaks(tasks),
+        "passages_named_by_train_and_eval_questions": shared_passages(tasks),
         "shards": shard_rows, "counts": table, "notes": notes,
         "seconds": {"building_shards": round(build_seconds, 1), "this_run": round(seconds, 1)},
     }
