@@ -180,7 +180,7 @@ def count_examples(t: Task, examples: list[ReaderExample], questions: list[tuple
 
 
 def build_shard(t: Task, shard: Shard, miner: Miner | None, banned: frozenset[str], recipe: Recipe,
-                sentences: Callable[[str], tuple[tuple[int, int], ...]], out: Path,
+                sentences: Callable[[str], tuple[tuple[int, int], ...]], out: Path, recipe_id: str,
                 progress: Callable[[int], None] | None = None) -> dict:
     t0 = time.perf_counter()
     by_id = {q.qid: q for q in t.questions}
@@ -204,7 +204,8 @@ def build_shard(t: Task, shard: Shard, miner: Miner | None, banned: frozenset[st
         ex.check()
     n, sha = write_shard(out / shard.path, (ex.to_row() for ex in examples))
     counts = count_examples(t, examples, questions)
-    stats = {"path": shard.path, "task": t.name, "split": shard.split, "questions": len(shard.qids), "rows": n,
+    stats = {"path": shard.path, "recipe": recipe_id, "task": t.name, "split": shard.split,
+             "questions": len(shard.qids), "rows": n,
              "sha256": sha, "short_of_negatives": short, "seconds": round(time.perf_counter() - t0, 2),
              "counts": dict(sorted(counts.items()))}
     write_stats(out / shard.path, stats)
@@ -239,11 +240,13 @@ def build(recipe: Recipe, loc: Locations, out: Path, *, force: bool = False, com
     tasks = [t for g in loaded for t in g.tasks]
     shards = plan_shards(tasks, recipe.shard_questions)
     out.mkdir(parents=True, exist_ok=True)
-    _check_folder(out, fingerprint(recipe, loaded, shards), force)
+    fp = fingerprint(recipe, loaded, shards)
+    recipe_id = hashlib.sha256(json.dumps(fp, sort_keys=True).encode("utf-8")).hexdigest()
+    _check_folder(out, fp, force)
     built = reused = 0
     for t in tasks:
         mine = [s for s in shards if s.task == t.name]
-        todo = [s for s in mine if force or read_stats(out / s.path) is None]
+        todo = [s for s in mine if force or not _finished(out / s.path, recipe_id)]
         total = sum(len(s.qids) for s in mine)
         done = total - sum(len(s.qids) for s in todo)
         reused += len(mine) - len(todo)
@@ -255,12 +258,12 @@ def build(recipe: Recipe, loc: Locations, out: Path, *, force: bool = False, com
         banned, sentences = eval_passages(t), _Sentences(t)
         for s in todo:
             base = done
-            stats = build_shard(t, s, miner, banned, recipe, sentences, out,
+            stats = build_shard(t, s, miner, banned, recipe, sentences, out, recipe_id,
                                 (lambda i, b=base: progress(t.name, b + i, total)) if progress else None)
             done += len(s.qids)
             built += 1
             logger.info("%s: %d questions, %d rows in %.1f s", s.path, stats["questions"], stats["rows"], stats["seconds"])
-    manifest = write_manifest(out, recipe, loaded, shards, command, time.perf_counter() - t_start)
+    manifest = write_manifest(out, recipe, loaded, shards, command, time.perf_counter() - t_start, recipe_id)
     return BuildReport(out, manifest, built, reused, time.perf_counter() - t_start)
 
 
@@ -283,15 +286,22 @@ def shared_passages(tasks: list[Task]) -> dict[str, dict[str, int]]:
     return out
 
 
+def _finished(shard: Path, recipe_id: str) -> bool:
+    """A shard is finished when its stats exist and name this recipe (a shard left by another recipe, or
+    by a forced rebuild that was interrupted, is built again)."""
+    st = read_stats(shard)
+    return st is not None and st.get("recipe") == recipe_id
+
+
 def write_manifest(out: Path, recipe: Recipe, loaded: list[Loaded], shards: list[Shard], command: list[str] | None,
-                   seconds: float) -> dict:
+                   seconds: float, recipe_id: str) -> dict:
     counts: Counter = Counter()
     shard_rows = []
     build_seconds = 0.0
     short = 0
     for s in shards:
         st = read_stats(out / s.path)
-        if st is None:
+        if st is None or st.get("recipe") != recipe_id:
             raise ReaderDataError(f"{out / s.path}: shard not finished; run the build again")
         counts.update(st["counts"])
         build_seconds += st["seconds"]
@@ -309,7 +319,7 @@ def write_manifest(out: Path, recipe: Recipe, loaded: list[Loaded], shards: list
         for k, v in sorted(g.notes.items()):
             notes[f"{g.tasks[0].source}:{k}"] = v
     manifest = {
-        "recipe": "rag.reader.data", "recipe_version": RECIPE_VERSION,
+        "recipe": "rag.reader.data", "recipe_version": RECIPE_VERSION, "recipe_sha256": recipe_id,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "command": command, "params": asdict(recipe),
         "split_rule": SPLIT_RULE, "split_fractions": fractions(),

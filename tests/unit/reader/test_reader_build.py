@@ -127,6 +127,34 @@ def test_another_recipe_in_the_same_folder_is_refused_unless_forced(built, loc):
     assert forced.reused == 0 and read_manifest(out)["params"]["negatives"] == 1
 
 
+def test_an_interrupted_forced_rebuild_never_reuses_the_old_recipes_shards(built, loc, monkeypatch):
+    """--force rewrites recipe.json first; shards of the old recipe left behind by a crash are not
+    taken for finished ones of the new recipe (their stats name the old recipe)."""
+    import rag.reader.data as data
+
+    out, first = built
+    new = Recipe(negatives=1, depth=10, shard_questions=3)
+    calls = {"n": 0}
+    real = data.build_shard
+
+    def dies_after_one(*a, **kw):
+        if calls["n"] == 1:
+            raise KeyboardInterrupt
+        calls["n"] += 1
+        return real(*a, **kw)
+
+    monkeypatch.setattr(data, "build_shard", dies_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        build(new, loc, out, force=True)
+    monkeypatch.setattr(data, "build_shard", real)
+    resumed = build(new, loc, out)
+    assert resumed.reused == 1 and resumed.built == first.built - 1
+    mined = Counter((e.source, e.question_id, e.question_lang, e.passage_lang) for e in iter_examples(out)
+                    if e.origin == "bm25")
+    assert mined and max(mined.values()) == 1  # every shard is the new recipe's (one negative a question)
+    assert read_manifest(out)["params"]["negatives"] == 1
+
+
 def test_limit_keeps_a_fixed_sample_per_source(tmp_path, loc):
     m = build(Recipe(sources=("squad2", "msmarco"), negatives=1, limit=3), loc, tmp_path / "lim").manifest
     qs = Counter()
