@@ -16,8 +16,9 @@ into a temporary module), "after" is the working tree's; both under the default
 
 Corpora: ``--statutes`` (every ``*.md`` under it, e.g. legalize-kr's ``kr/``: not in git), SciFact,
 MS MARCO en/ko, KorQuAD and kolaw-dev passages from ``--data`` and the demo corpus; and the sets in
-tests/fixtures/quarantine: ``hostile.jsonl`` (the development set), ``hostile_heldout.jsonl``
-(written with it, never tuned on) and ``benign.jsonl`` (hard negatives), the hostile injections
+tests/fixtures/quarantine: ``hostile.jsonl`` (the development set), ``hostile_heldout.jsonl`` and
+``hostile_heldout2.jsonl`` (each written before the signals were changed for it: their first-run
+catch is recorded in :data:`FIRST_LOOK`) and ``benign.jsonl`` (hard negatives), the hostile injections
 placed into the lawful carriers of ``carriers.jsonl`` as their own paragraph or inside one.
 Prints a table, writes JSON and a markdown page.
 """
@@ -39,6 +40,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "quarantine"
 BEFORE = "d2b583e"  # the last commit with the topic-reading signals
+HOSTILE_SETS = ("hostile", "hostile_heldout", "hostile_heldout2")
+# The held-out sets were written before the signals were changed for them; what the signals caught
+# the first time each set was run (then the misses were studied and their whole class fixed).
+FIRST_LOOK = {"hostile_heldout": "21/30 caught", "hostile_heldout2": "19/25 caught, 17 as the intended kind"}
 JSONL = (("scifact", "scifact/corpus.jsonl"), ("msmarco_en", "msmarco/en/corpus.jsonl"),
          ("msmarco_ko", "msmarco/ko/corpus.jsonl"), ("korquad", "korquad1/corpus.jsonl"),
          ("kolaw_dev", "kolaw-dev/corpus.jsonl"), ("demo", str(ROOT / "data/demo/documents.jsonl")))
@@ -233,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         if p.is_file():
             corpora[name] = measure(jsonl_blocks(p), before)
     carriers = {c["id"]: c for c in map(json.loads, (FIXTURES / "carriers.jsonl").read_text(encoding="utf-8").splitlines())}
-    sets = {name: hostile(FIXTURES / f"{name}.jsonl", carriers, before) for name in ("hostile", "hostile_heldout")}
+    sets = {name: hostile(FIXTURES / f"{name}.jsonl", carriers, before) for name in HOSTILE_SETS}
     neg = benign(FIXTURES / "benign.jsonl", before)
     result = {"date": datetime.date.today().isoformat(), "command": " ".join(shlex.quote(a) for a in sys.argv),
               "git": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
@@ -286,7 +291,8 @@ def page(r: dict, table: str) -> str:
                 "Withheld after (documents with any block withheld): "
                 + (", ".join(f"`{d}`" for d in leg["after"]["documents_with_blocks_withheld"]) or "none"), ""]
     for name, h in r["hostile_sets"].items():
-        out += [f"## {name}: {h['caught']}/{h['documents']} caught (before: {h['caught_before']})", ""]
+        first = f"; when first run, before the changes it informed: {FIRST_LOOK[name]}" if name in FIRST_LOOK else ""
+        out += [f"## {name}: {h['caught']}/{h['documents']} caught (before: {h['caught_before']}){first}", ""]
         out += ["| kind | documents | caught |", "|---|---|---|"]
         out += [f"| {k} | {v['documents']} | {v['caught']} |" for k, v in sorted(h["by_kind"].items())]
         for key in ("missed", "kind_differs", "scope_differs"):

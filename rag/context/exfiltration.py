@@ -56,13 +56,13 @@ _CONV_EN = (r"(?:conversations?|chat(?:\s*(?:history|histories|logs?|transcripts
             r"(?:the\s+|a\s+|any\s+)?users?\s+(?:\w+\s+)?(?:asks?|asked|sends?|sent|types?|typed|writes?|wrote|enters?|entered|"
             r"submits?|submitted|makes?|made|gives?|gave|says?|said)|"
             r"(?:your|the) (?:instructions|prompt|hidden prompt|initial prompt))\b")
+_SECRET_EN = (r"(?:passwords?|passcodes?|pin (?:codes?|numbers?)|credentials|api[ _-]?keys?|access tokens?|auth(?:entication)? tokens?|"
+              r"bearer tokens?|session (?:tokens?|cookies?|ids?|keys?)|cookies|secret keys?|private keys?|ssh keys?|"
+              r"otp codes?|one-time (?:codes?|passwords?)|2fa codes?|login (?:details|credentials|information)|"
+              r"(?:credit |debit )?card (?:numbers?|details)|social security numbers?|ssns?|bank account (?:numbers?|details))")
 _DATA_EN = (r"(?:(?:user'?s?'?|users'|the user'?s|human'?s)\s+(?:\w+\s+){0,2}?(?:data|information|info|details|pii|"
-            r"e-?mails?(?: address(?:es)?)?|phone(?: numbers?)?|address(?:es)?|names?|credentials|passwords?|accounts?|"
-            r"records|files|documents|contacts|location|ssn|social security numbers?|card (?:numbers?|details))|"
-            r"passwords?|passcodes?|credentials|api[ _-]?keys?|access tokens?|auth(?:entication)? tokens?|bearer tokens?|"
-            r"session (?:tokens?|cookies?|ids?|keys?)|secret keys?|private keys?|ssh keys?|otp codes?|"
-            r"one-time (?:codes?|passwords?)|2fa codes?|login (?:details|credentials|information)|"
-            r"credit card (?:numbers?|details)|social security numbers?|"
+            r"e-?mails?(?: address(?:es)?)?|phone(?: numbers?)?|address(?:es)?|names?|accounts?|records|files|documents|"
+            r"contacts|location|history|" + _SECRET_EN + r")|" + _SECRET_EN + r"|"
             r"(?:e-?mail addresses|emails|phone numbers|names|addresses|contacts?|contact details|personal (?:data|details|"
             r"information)|account numbers|card numbers|data|information|details)\s+(?:that\s+|which\s+)?(?:the\s+|a\s+|any\s+)?"
             r"users?\s+(?:\w+\s+)?(?:mentions?|mentioned|provides?|provided|shares?|shared|enters?|entered|types?|typed|gives?|"
@@ -113,7 +113,7 @@ _STRONG_KO = r"전송|전달|송신|송부|발송|업로드|유출|공유|포워
 _PLACE_KO = r"첨부|입력|삽입|추가|포함|기록|복사|기재|인코딩|저장|요청"
 _VERB_KO = re.compile(r"(?:((?:" + _STRONG_KO + r")(?=(?:시켜|시키)?(?:하|해|할|한|합|했|토록))|내보내|보내|보낼|넘겨|넘기|"
                       r"올려|올리|부쳐)|((?:" + _PLACE_KO + r")(?=(?:시켜|시키)?(?:하|해|할|한|합|했|토록))|붙여\s*넣|"
-                      r"붙여넣|붙여|붙이|넣(?=어|으|고|을)))")
+                      r"붙여넣|붙여|붙이|붙인|넣(?=어|으|고|을|은)))")
 
 # -- mood -----------------------------------------------------------------------------------
 _NEG_EN = re.compile(r"(?:\b(?:not|never|cannot|nor|no one|nobody)\b|n't)\s+(?:\w+\s+){0,2}$", _I)
@@ -138,7 +138,8 @@ _NOMINAL_KO = re.compile(r"^(?:시키|시켜)?(?:하|해)?(?:는|은|ㄴ|한|할
 _DIRECTIVE_KO = re.compile(r"(?:라|세요|십시오|시오|주세요|줘|줘요|주십시오|[할을낼릴길일킬둘줄]\s*것|해|어|봐|렴|거라|바람|바랍니다|"
                            r"요망|하자|합시다)\s*[\"'」』)\]]*\s*[!.。]*\s*$")
 _OBLIGATION_KO = re.compile(r"(?:야|어야|여야)\s*(?:한다|합니다|함|해|돼|된다|됩니다|할\s*것)|하도록\s*(?:한다|합니다|되어)")
-_AI_SUBJECT_KO = re.compile(r"(?:AI|인공지능|챗봇|어시스턴트|언어\s*모델|GPT|LLM|너|당신|그대)(?:은|는|이|가)\s", _I)
+_AI_SUBJECT_KO = re.compile(r"(?:(?<![A-Za-z])(?:AI|GPT|LLM)|인공지능|챗봇|어시스턴트|언어\s*모델|(?<![가-힣])(?:너|당신|그대))"
+                            r"(?:은|는|이|가)\s", _I)
 
 # -- destinations ---------------------------------------------------------------------------
 _DEIXIS_EN = re.compile(
@@ -149,8 +150,8 @@ _DEIXIS_EN = re.compile(
     r"\b(?:url|link|address|endpoint|webhook|server)\s+(?:below|above|provided|given|here)\b|"
     r"\b(?:pastebin|webhook|telegram|discord|slack channel)\b|(?<![\w.])@[a-z0-9_]{3,}\b", _I)
 _DEIXIS_KO = re.compile(
-    r"(?:다음|아래|위|이|해당|지정된|지정한|특정|외부|공격자(?:의)?|원격|제3자(?:의)?|별도(?:의)?|알려\s*준|알려\s*드린|적힌|"
-    r"명시된|상기|내)\s*(?:의\s*)?(?:주소(?!지)|링크|URL|url|서버|사이트|웹\s*사이트|홈페이지|웹훅|엔드포인트|이메일(?:\s*주소)?|"
+    r"(?<![가-힣])(?:다음|아래|위|이|해당|지정된|지정한|특정|외부|공격자(?:의)?|원격|제3자(?:의)?|별도(?:의)?|알려\s*준|"
+    r"알려\s*드린|적힌|명시된|상기|내)(?:\s*의)?\s+(?:주소(?!지)|링크|URL|url|서버|사이트|웹\s*사이트|홈페이지|웹훅|엔드포인트|이메일(?:\s*주소)?|"
     r"메일(?:\s*주소)?|메일함|웹\s*페이지|도메인|채널|API|텔레그램|디스코드)|웹훅|텔레그램|디스코드|"
     r"(?<![\w.])@[A-Za-z0-9_]{3,}", _I)
 
@@ -214,7 +215,7 @@ def _object_ko(before: str, context: str) -> str | None:
         if not m:
             continue
         head = m.group(1)
-        mods = " ".join(tokens[max(0, i - 3):i]) + " " + head
+        mods = " ".join(tokens[max(0, i - 5):i]) + " " + head
         compact = head.replace(" ", "")
         joined = (tokens[i - 1] + head) if i > 0 else head
         if joined in _SECRET_KO_HEADS or joined in _CONV_KO_HEADS or joined in _DATA_KO_HEADS:
@@ -241,9 +242,29 @@ def _object_ko(before: str, context: str) -> str | None:
             if _DATA_KO_ANY.search(text) or _DATA_EN_ANY.search(text):
                 return "data"
             return None
+        for j in range(i - 1, max(-1, i - 4), -1):  # 주민등록번호와 전화번호를: a conjunct of the object
+            c = re.match(r"^(.+?)(?:와|과|및|,)$", tokens[j])
+            if not c:
+                break
+            if c.group(1) in _SECRET_KO_HEADS or c.group(1) in _CONV_KO_HEADS:
+                return "conv" if c.group(1) in _CONV_KO_HEADS else "data"
         if m.group(0).endswith(("을", "를")):  # the verb's object, and it is something else
             return None
     return None
+
+
+_OBJECT_HEADS_KO = (_CONV_KO_HEADS | _QUALIFIED_KO_HEADS | _SECRET_KO_HEADS | _DATA_KO_HEADS | _CONTAINER_KO_HEADS
+                    | _ANAPHOR_KO_HEADS)
+
+
+def _third_party_topic(before: str) -> bool:
+    """Whether a topic other than the assistant, the reader or the object is named before the verb
+    (회사는, 사업자는, 정보주체는)."""
+    for tok in before.split():
+        m = re.match(r"^(.+?)(?:은|는)$", tok.strip(",.\"'"))
+        if m and len(m.group(1)) >= 2 and m.group(1) not in _OBJECT_HEADS_KO and not _AI_SUBJECT_KO.match(tok + " "):
+            return True
+    return False
 
 
 def _decide(obj: str | None, strong: bool, directive: bool, dest: bool, concrete: bool) -> bool:
@@ -292,8 +313,12 @@ def _sentence_hit(sent: str, previous: str, dest: bool, concrete: bool) -> int |
         if _NEG_KO.match(tail) or _PASSIVE_KO.match(tail) or _NOMINAL_KO.match(tail):
             continue
         rest = re.split(r"[.!?。]", tail, maxsplit=1)[0]
-        directive = bool(_DIRECTIVE_KO.search(rest) or _OBLIGATION_KO.search(rest) or _AI_SUBJECT_KO.search(sent))
         before = sent[:m.start()]
+        ai = bool(_AI_SUBJECT_KO.search(sent))
+        # An obligation is a request to the reader unless it names someone else who owes it
+        # ("회사는 … 보내야 한다" is a rule about the company).
+        obliged = bool(_OBLIGATION_KO.search(rest)) and (ai or not _third_party_topic(before))
+        directive = bool(_DIRECTIVE_KO.search(rest)) or obliged or ai
         obj = _object_ko(before, previous)
         if _decide(obj, m.group(1) is not None, directive, dest, concrete):
             return max(0, len(before) - 40)

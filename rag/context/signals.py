@@ -54,7 +54,7 @@ def _c(p: str) -> re.Pattern[str]:
 _AI = (r"(?:ai|a\.i\.|assistant|chatbot|chat\s?bot|language model|llm|gpt|chatgpt|claude|gemini|copilot|"
        r"the model|bot)")
 _AI_STRICT = r"(?:ai|a\.i\.|chatbot|chat\s?bot|language model|llm|gpt|chatgpt|copilot)"  # never a job title
-_AI_KO = r"(?:AI|인공지능|챗봇|어시스턴트|언어\s*모델|AI\s*모델|인공지능\s*모델|GPT|챗GPT|챗지피티|LLM)"
+_AI_KO = r"(?:(?<![A-Za-z])(?:AI|GPT|LLM)(?![A-Za-z])|인공지능|챗봇|어시스턴트|언어\s*모델|챗GPT|챗지피티)"
 _SAY_KO = (r"(?:(?:답|답변|대답|응답|안내|말|출력|설명|언급|기재|작성|표시|주장|단정|강조|추천|소개|포함|인용|홍보|권장)(?:하|해|시켜)"
            r"(?:라|세요|십시오|야\s*(?:한다|합니다|함)|\s*주(?:세요|십시오))|결론\s*(?:내려|내리)(?:라|세요|야\s*(?:한다|합니다)))")
 _QUOTE_SAY_KO = r"(?:라고|고)\s*(?:(?:반드시|꼭|항상|늘|분명히|명확히|그대로|바로)\s*)*" + _SAY_KO
@@ -101,18 +101,26 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
                  r"\b(?:instructions?|rules) (?:above|before this) (?:are|is) (?:void|cancel+ed|obsolete|outdated)|"
                  r"<\s*/?\s*(?:system|system[_ -]?prompt|instructions?)\s*>"),
     ("override", r"(?:이전|앞서|앞의?|위의?|위에서?|기존의?|모든|지금까지|다른|원래의?|처음|시스템)\s*[^.\n]{0,12}?"
-                 r"(?:내용|지시|지침|명령|규칙|프롬프트|안내|가이드(?:라인)?|정책|요청|문서|자료|출처)[^.\n]{0,20}?(?:무시|잊)"
+                 r"(?:내용|지시|지침|명령|규칙|프롬프트|안내|가이드(?:라인)?|정책|요청|문서|자료|출처)[^.\n]{0,20}?(?:무시(?:하|해|할|한|합)|잊(?:어|고|으|을|는))"
                  r"(?!하지\s*(?:말|마|않)|지\s*(?:말|마))"),
-    ("override", r"(?:앞서|이전에?|기존에?|지금까지|위에서|처음에?|원래)\s*(?:주어진|받은|설정된|정해진|입력된|전달된|적용된)?\s*"
+    ("override", r"(?:앞서|이전에?|지금까지|위에서|처음에?|원래)\s*(?:주어진|받은|설정된|입력된|전달된)\s*"
                  r"(?:모든\s*)?(?:규칙|지시|지침|명령|프롬프트|안내|가이드)(?:\s*사항)?(?:은|는|이|가|들은)?[^.\n]{0,15}?"
                  r"(?:더\s*이상\s*(?:유효하지|적용되지|따르지|효력이)|무효|폐기|취소|효력을\s*잃)|"
-                 r"(?:이|본)\s*(?:문서|글|페이지|자료|단락)(?:의|에\s*(?:적힌|있는|나온))\s*(?:지시|지침|명령)(?:만|을|를)?\s*"
+                 r"(?:이|본)\s*(?:문서|글|페이지|자료|단락)(?:의|에\s*(?:적힌|있는|나온))\s*(?:지시|명령)(?:만|을|를)?\s*"
                  r"(?:최우선|우선|유일한)"),
+    ("override", r"\b(?:your|the|all|any|previous|prior|earlier|original|system)\s+(?:\w+\s+){0,2}?(?:instructions|guidelines|"
+                 r"rules|directives|prompts?|restrictions|policies|constraints)\b[^.\n]{0,40}?\b(?:you|your)\b[^.\n]{0,40}?"
+                 r"\b(?:no longer (?:apply|applies|valid|in effect|binding|matter)|(?:are|is) (?:now )?(?:void|revoked|cancel+ed|"
+                 r"lifted|suspended|obsolete|superseded|disabled|invalid))|"
+                 r"\b(?:do not|don't|never|stop) (?:follow|obey|apply|heed)(?:ing)? (?:any (?:of )?)?(?:your|the system'?s?) "
+                 r"(?:\w+ )?(?:instructions|guidelines|rules|prompt|directives|programming|policies)"),
+    ("override", r"(?:시스템|너|당신|AI|챗봇)(?:이|가|의|에게)?\s*(?:\S+\s*){0,2}?(?:지시|지침|규칙|프롬프트|명령)(?:\s*사항)?"
+                 r"(?:을|를|은|는)?\s*(?:더\s*이상\s*)?(?:따르지|지키지|적용하지)\s*(?:마|말|않아도)"),
     ("override", r"\bfollow only (?:the )?(?:instructions|directions|rules|guidance) (?:in|of|from) this (?:document|section|"
                  r"page|text|file|passage)|\bthis (?:document|section|page|text)'s (?:instructions|directions|rules) "
                  r"(?:take|takes|have|has) (?:precedence|priority)|\bthe (?:instructions|directions|rules) (?:below|in this "
                  r"(?:document|section)) (?:supersede|override|replace|take precedence)"),
-    ("override", r"(?:지시|지침|프롬프트)(?:사항)?(?:을|를|은|는)?\s*(?:모두\s*|전부\s*)?(?:무시|잊어)(?!하지\s*(?:말|마|않))|"
+    ("override", r"(?:지시|지침|프롬프트)(?:사항)?(?:을|를|은|는)?\s*(?:모두\s*|전부\s*)?(?:무시(?:하|해|할|한|합)|잊어)(?!지\s*(?:말|마|않))|"
                  r"새로운\s*(?:지시|지침|명령|규칙)\s*[:：]"),
     # -- role: a new identity for the assistant, or a forged turn of the conversation -------
     ("role", r"\b(?:you are now|you're now|from now on,? you(?:'re| are| will be)|henceforth,? you are|"
@@ -123,6 +131,8 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("role", r"\b(?:from now on,? |henceforth,? |starting now,? )?you (?:shall|will|must|should) (?:now |henceforth |from now on )?"
              r"(?:respond|reply|answer|act|behave|speak|write|pose) as (?:if you were )?(?:['\"“‘][^'\"”’\n]{1,30}['\"”’]|"
              r"(?:an?|the) (?:[\w-]+\s+){0,2}?" + _PERSONA_NOUN + ")"),
+    ("role", r"\byou are\s+(?:['\"“‘][^'\"”’\n]{1,30}['\"”’]|[A-Z][\w-]+),?\s+(?:an?|the)\s+(?:[\w-]+\s+){0,3}?"
+             + _PERSONA_NOUN + r"|\b(?:never|don't|do not) break character\b|\bstay in character\b"),
     ("role", r"\b(?:act|behave|respond|answer) as (?:if you (?:were|are) )?(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,2}?"
              r"(?:dan|jailbroken|unrestricted|unfiltered|uncensored|evil)\b|"
              r"\bact as (?:an?|the) (?:[\w-]+\s+){0,2}?" + _AI_STRICT + r"\b|"
@@ -153,11 +163,12 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
              r"(?:you\b|ignore|disregard|from now|new instructions|너는|당신은|이전)"),
     # -- prompt_leak: ask for the assistant's instructions ----------------------------------
     ("prompt_leak", r"(?<!not )(?<!never )(?<!n't )\b(?:reveal|print|show|output|repeat|leak|display|dump|disclose|"
-                    r"recite|write out|tell me|send)\b[^.\n]{0,40}?\b(?:(?:your|the) system prompt|system prompt|hidden "
+                    r"recite|write out|tell me|send|copy|include|paste|quote|give|share|provide|list|spell out|read back|"
+                    r"expose|translate)\b[^.\n]{0,40}?\b(?:(?:your|the) system prompt|system prompt|hidden "
                     r"(?:configuration|instructions|prompt|rules)|your (?:instructions|prompt|configuration|initial "
                     r"instructions|rules|guidelines)|(?:the |your )?(?:hidden |initial |original )prompt|"
                     r"(?:the )?(?:text|words|instructions|message) above|everything above|your initiali[sz]ation|(?:the |your )?"
-                    r"developer message|your (?:\w+ )?(?:instructions|prompt|configuration|rules|guidelines|"
+                    r"developer message|your (?:\w+ ){0,2}(?:instructions|prompt|configuration|rules|guidelines|"
                     r"directives|system message)|(?:the )?(?:instructions|rules|guidelines|prompt|directives) (?:you (?:were|have "
                     r"been) given|you received|given to you))\b"),
     ("prompt_leak", r"\bwhat (?:are|were|is|was) your (?:\w+ )?(?:instructions|rules|guidelines|system prompt|prompt|"
@@ -212,6 +223,16 @@ def phrase_signals(plain: str) -> list[tuple[int, InjectionSignal]]:
     :func:`rag.context.sanitize.injection_signals`."""
     from rag.context.exfiltration import exfiltration_spans
 
-    found = [(m.start(), InjectionSignal(kind, m.group(0)[:80])) for kind, pat in _COMPILED for m in pat.finditer(plain)]
-    found += [(s, InjectionSignal("exfiltration", plain[s:e][:80])) for s, e in exfiltration_spans(plain)]
-    return found
+    spans = [(m.start(), m.end(), kind) for kind, pat in _COMPILED for m in pat.finditer(plain)]
+    spans += [(s, e, "exfiltration") for s, e in exfiltration_spans(plain)]
+    spans.sort()
+    merged: list[list] = []  # [start, end, kind]: overlapping matches of one kind are one finding
+    last: dict[str, list] = {}
+    for s, e, kind in spans:
+        prev = last.get(kind)
+        if prev is not None and s < prev[1]:
+            prev[1] = max(prev[1], e)
+            continue
+        last[kind] = [s, e, kind]
+        merged.append(last[kind])
+    return [(s, InjectionSignal(kind, plain[s:e].strip()[:80])) for s, e, kind in merged]

@@ -25,7 +25,8 @@ def test_duties_policies_and_manuals_are_not_signals(row):
     assert injection_signals(row["text"]) == ()
 
 
-@pytest.mark.parametrize("row", _rows("hostile.jsonl") + _rows("hostile_heldout.jsonl"), ids=lambda r: r["id"])
+@pytest.mark.parametrize("row", _rows("hostile.jsonl") + _rows("hostile_heldout.jsonl") + _rows("hostile_heldout2.jsonl"),
+                         ids=lambda r: r["id"])
 def test_every_hostile_injection_is_caught_as_its_kind(row):
     kinds = {s.kind for s in injection_signals(row["text"])}
     assert kinds & set(row["kinds"]), kinds
