@@ -350,3 +350,38 @@ def fake_llama_module(monkeypatch, contents: list[str] | None = None, error: Exc
     module.Llama = FakeLlama  # type: ignore[attr-defined]
     monkeypatch.setitem(__import__("sys").modules, "llama_cpp", module)
     return FakeLlama
+
+
+class FakeSignals:
+    """What :func:`rag.reader.featstore.featurize` needs of :class:`rag.reader.features.Signals`, without
+    models: scores are shared-word counts between question and text (cross-encoder), their Jaccard
+    (dense) and the passage id's length (BM25), so they are deterministic and order-sensitive."""
+
+    model_ids = {"cross_encoder": "fake", "dense": "fake", "bm25": "fake"}
+
+    @staticmethod
+    def _words(t: str) -> set[str]:
+        return set(t.lower().replace("?", " ").replace(".", " ").split())
+
+    def cross_encoder(self, question, texts):
+        import numpy as np
+
+        q = self._words(question)
+        return np.array([float(len(q & self._words(t))) for t in texts])
+
+    def dense(self, question, texts):
+        import numpy as np
+
+        q = self._words(question)
+        return np.array([len(q & self._words(t)) / max(len(q | self._words(t)), 1) for t in texts])
+
+    def bm25(self, corpus, question, passage_ids):
+        import numpy as np
+
+        return np.array([float(len(p)) for p in passage_ids])
+
+    def has_corpus(self, name):
+        return True
+
+    def forget_vectors(self):
+        pass

@@ -1,4 +1,5 @@
-"""``rag reader data build --out DIR [--sources ...] [--limit N] … | rag reader data show [--out DIR]``.
+"""``rag reader data build --out DIR [--sources ...] [--limit N] … | rag reader data show [--out DIR]``,
+``rag reader features`` / ``train-combiner`` / ``eval`` (the learned combination, docs/reader.md).
 
 Registered by :func:`add_parsers` from :func:`rag.cli.build_parser`; docs/reader.md documents them.
 """
@@ -62,6 +63,82 @@ def cmd_show(args) -> int:
     return 0
 
 
+DEFAULT_FEATURES = "data/cache/reader/features"
+# groups per (split, source) of the committed combiner (docs/reader.md, results/reader.md)
+DEFAULT_LIMITS = "train=120,calib=40,eval=100"
+
+
+def parse_limits(text: str) -> dict[str, dict[str, int]]:
+    """``train=120,calib=40,eval=100`` (groups per source) or ``eval:squad2=200`` (one source)."""
+    from rag.reader.featstore import SOURCES, SPLITS
+
+    out: dict[str, dict[str, int]] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        key, _, n = part.partition("=")
+        split, _, source = key.partition(":")
+        if split not in SPLITS or (source and source not in SOURCES) or not n.isdigit():
+            raise SystemExit(f"bad --limits entry {part!r}: use SPLIT=N or SPLIT:SOURCE=N "
+                             f"(splits {', '.join(SPLITS)}; sources {', '.join(SOURCES)})")
+        for src in ([source] if source else SOURCES):
+            out.setdefault(split, {})[src] = int(n)
+    return out
+
+
+def make_signals():
+    """The reader's :class:`~rag.reader.features.Signals` with the shipped cross-encoder path (int8)."""
+    from rag.config import RerankConfig
+    from rag.reader.features import CE_MAX_LENGTH, CE_MODEL, Signals
+    from rag.rerank.cross_encoder import CrossEncoderScorer
+
+    cfg = RerankConfig(model=CE_MODEL, quantize=True, max_length=CE_MAX_LENGTH, batch_size=16)
+    return Signals(CrossEncoderScorer(cfg, cache_size=0))
+
+
+def cmd_features(args) -> int:
+    import time
+
+    from rag.reader.featstore import build_features
+
+    t0 = time.perf_counter()
+    limits = parse_limits(args.limits)
+
+    def progress(source: str, done: int, total: int) -> None:
+        print(f"{time.perf_counter() - t0:8.1f} s  {source}: chunk {done}/{total}", file=sys.stderr, flush=True)
+
+    counts = build_features(Path(args.data), Path(args.features), limits, make_signals(), progress=progress)
+    print(json.dumps({"groups": counts, "seconds": round(time.perf_counter() - t0, 1)}, indent=2))
+    return 0
+
+
+def cmd_train_combiner(args) -> int:
+    from rag.reader.experiment import train_combiner
+
+    comb = train_combiner(Path(args.features), Path(args.out), command=sys.argv[:] if args.record else [])
+    for name in ("passage", "sentence"):
+        info = getattr(comb, name).info
+        print(f"{name}: C={info['C']} calib log-loss {info['calib_log_loss']:.4f} "
+              f"({info['calib_log_loss_after_platt']:.4f} after Platt; GBM {info.get('gbm_calib_log_loss')}), "
+              f"train rows {info['train_rows']} ({info['train_positive']} positive)")
+    print(f"{args.out}/combiner.json in {comb.meta['seconds']} s")
+    return 0
+
+
+def cmd_eval(args) -> int:
+    from rag.reader.combine import Combiner
+    from rag.reader.experiment import cost, evaluate, markdown
+
+    comb = Combiner.load(Path(args.model) if args.model else None)
+    report = evaluate(Path(args.features), comb, split=args.split)
+    if args.cost:
+        report["cost"] = cost(comb, Path(args.data), make_signals())
+    if args.json:
+        from rag._io import write_json
+
+        write_json(Path(args.json), report)
+    print(markdown(report))
+    return 0
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("reader", help="the learned reader: its training data (docs/reader.md)")
     rsub = s.add_subparsers(dest="reader_command", required=True)
@@ -84,3 +161,23 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     sh.add_argument("--out", default=DEFAULT_OUT)
     sh.add_argument("--json", action="store_true", help="print the whole manifest")
     sh.set_defaults(func=cmd_show)
+
+    f = rsub.add_parser("features", help="compute (or resume) the combination's feature vectors of a sample")
+    f.add_argument("--data", default=DEFAULT_OUT, help=f"the built data (default {DEFAULT_OUT})")
+    f.add_argument("--features", default=DEFAULT_FEATURES, help=f"cache folder (default {DEFAULT_FEATURES})")
+    f.add_argument("--limits", default=DEFAULT_LIMITS,
+                   help=f"groups per (split, source): SPLIT=N or SPLIT:SOURCE=N, comma-separated ({DEFAULT_LIMITS})")
+    f.set_defaults(func=cmd_features)
+    t = rsub.add_parser("train-combiner", help="fit the passage and sentence heads (train), pick and calibrate (calib)")
+    t.add_argument("--features", default=DEFAULT_FEATURES)
+    t.add_argument("--out", default="rag/_models/reader-combiner", help="where combiner.json goes")
+    t.add_argument("--no-record", dest="record", action="store_false", help="leave the command out of the artifact")
+    t.set_defaults(func=cmd_train_combiner)
+    e = rsub.add_parser("eval", help="measure BM25, dense, cross-encoder and the combination side by side")
+    e.add_argument("--features", default=DEFAULT_FEATURES)
+    e.add_argument("--data", default=DEFAULT_OUT, help="the built data (for --cost)")
+    e.add_argument("--model", default=None, help="combiner.json or its folder (default the committed one)")
+    e.add_argument("--split", default="eval", choices=("train", "calib", "eval"))
+    e.add_argument("--cost", action="store_true", help="also time 30 candidates: cross-encoder vs the extras")
+    e.add_argument("--json", default=None, help="write the report as JSON here")
+    e.set_defaults(func=cmd_eval)
