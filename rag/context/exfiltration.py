@@ -148,7 +148,8 @@ _DEIXIS_EN = re.compile(
     r"the|an?|hidden|secret)\s+(?:url|link|address|endpoint|server|webhook|site|website|web ?page|domain|host|inbox|"
     r"mailbox|e-?mail(?: address)?|api|bucket|channel|ip(?: address)?|pastebin)\b|"
     r"\b(?:url|link|address|endpoint|webhook|server)\s+(?:below|above|provided|given|here)\b|"
-    r"\b(?:pastebin|webhook|telegram|discord|slack channel)\b|(?<![\w.])@[a-z0-9_]{3,}\b", _I)
+    r"\b(?:pastebin|webhook|telegram|discord|slack channel)\b|(?<![\w.])@[a-z0-9_]{3,}\b|"
+    r"\b(?:search query|tool call|api call|web request|http request|get request|post request|image url|browser)\b", _I)
 _DEIXIS_KO = re.compile(
     r"(?<![가-힣])(?:다음|아래|위|이|해당|지정된|지정한|특정|외부|공격자(?:의)?|원격|제3자(?:의)?|별도(?:의)?|알려\s*준|"
     r"알려\s*드린|적힌|명시된|상기|내)(?:\s*의)?\s+(?:주소(?!지)|링크|URL|url|서버|사이트|웹\s*사이트|홈페이지|웹훅|엔드포인트|이메일(?:\s*주소)?|"
@@ -298,8 +299,20 @@ def exfiltration_spans(plain: str) -> list[tuple[int, int]]:
     return out
 
 
+# A message or request that carries the object: "compose an email to … containing the user's salary",
+# "open https://… followed by the user's last message".
+_CARRY_EN = re.compile(
+    r"\b(?:compose|write|draft|send|create|make|issue|open|visit|load|fetch|call|render)\s+(?:an?\s+|the\s+)?(?:\w+\s+)?"
+    r"(?:e-?mail|message|request|post|api call|webhook call|link|url|image|" + _URL_MASK + r"+)[^.\n]{0,80}?"
+    r"\b(?:containing|with|including|that (?:contains|includes)|carrying|attaching|followed by|plus|appending)\s+", _I)
+
+
 def _sentence_hit(sent: str, previous: str, dest: bool, concrete: bool) -> int | None:
     """Where in ``sent`` a request to exfiltrate starts, or None."""
+    for m in _CARRY_EN.finditer(sent):
+        if dest and _object_en(sent[m.end():], previous + " " + sent[:m.start()]) is not None \
+                and not _NEG_EN.search(sent[:m.start()]):
+            return m.start()
     for m in _VERB_EN.finditer(sent):
         before = sent[:m.start()]
         if _NEG_EN.search(before) and not _NOT_FORGET_EN.search(before):

@@ -116,6 +116,8 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
                  r"(?:\w+ )?(?:instructions|guidelines|rules|prompt|directives|programming|policies)"),
     ("override", r"(?:시스템|너|당신|AI|챗봇)(?:이|가|의|에게)?\s*(?:\S+\s*){0,2}?(?:지시|지침|규칙|프롬프트|명령)(?:\s*사항)?"
                  r"(?:을|를|은|는)?\s*(?:더\s*이상\s*)?(?:따르지|지키지|적용하지)\s*(?:마|말|않아도)"),
+    ("override", r"\b(?:answer|respond|reply|speak)\s+(?:freely\s+)?without (?:any )?(?:restrictions|filters|censorship|limits|"
+                 r"rules|guidelines)\b"),
     ("override", r"\bfollow only (?:the )?(?:instructions|directions|rules|guidance) (?:in|of|from) this (?:document|section|"
                  r"page|text|file|passage)|\bthis (?:document|section|page|text)'s (?:instructions|directions|rules) "
                  r"(?:take|takes|have|has) (?:precedence|priority)|\bthe (?:instructions|directions|rules) (?:below|in this "
@@ -144,7 +146,8 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
              r"\b(?:developer|debug|admin|god|dan|jailbreak|unrestricted|maintenance) mode (?:is )?(?:now )?(?:enabled|"
              r"activated|on|unlocked)\b[^\n]{0,80}?(?:\banything\b|\bno (?:rules|restrictions|limits|filters)|\bignore\b|"
              r"\bpolic(?:y|ies)\b|\brestrictions\b|\bunrestricted\b|\buncensored\b)|"
-             r"\byou (?:can|may|are (?:free|allowed|able) to) now (?:say|do|answer|write|generate|output) anything\b"),
+             r"\byou (?:can|may|are (?:free|allowed|able) to) now (?:say|do|answer|write|generate|output) anything\b|"
+             r"\byou(?: have|'ve| are|'re| were) (?:now |been )*(?:jailbroken|unlocked|freed|liberated|reprogrammed|unshackled)\b"),
     ("role", r"(?:너는|당신은|넌|그대는)\s*(?:이제(?:부터)?|지금부터|앞으로(?:는)?|오늘부터)[^.\n]{0,40}?" + _PERSONA_KO +
              r"|(?:이제(?:부터)?|지금부터|앞으로(?:는)?)\s*(?:너는|당신은|넌)[^.\n]{0,40}?" + _PERSONA_KO),
     ("role", r"(?:^|[.!?\n]\s*)(?:지금부터|이제부터|이제|앞으로는?)\s*(?:너는|넌)\s|(?:너는|넌)\s*(?:이제부터|지금부터)\s|"
@@ -191,6 +194,12 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
                  r"\b(?:whatever|regardless of|no matter) (?:what )?(?:the )?(?:question|user|prompt|query|you are asked)|"
                  r"\b(?:attention|important|notice|reminder)\s*[,:]?\s*(?:to\s+)?(?:the\s+|any\s+|all\s+)?(?:ai|llm|language "
                  r"models?|chatbots?|assistants?)\s*[:,]"),
+    ("steering", r"\b(?:respond|reply|talk|speak|answer) to (?:the |every |any |each )?users?\b(?!'s? (?:ticket|request|"
+                 r"email|question within))|\bfrom now on,?\s+(?:you\s+(?:will|must|should|shall)\s+|always\s+|only\s+)?(?:respond|"
+                 r"answer|reply|speak)\b|(?:^|[.!?]\s+)(?:please\s+)?(?:respond|answer|reply|speak)\b[^.\n]{0,40}?\bfrom now on\b|"
+                 r"\bask (?:the |every |each )?users? (?:for|to (?:provide|enter|share|confirm|send|type|give)) (?:their |his |her |"
+                 r"the )?(?:\w+ )?(?:password|passcode|credentials|pin|otp|one-time|card number|credit card|bank account|"
+                 r"social security|api key|login)"),
     ("steering", r"\b(?:the|an?|you(?:r)?) (?:assistant|model|bot)\s+(?:must|should|shall|will|needs? to)\s+"
                  r"(?:always\s+|only\s+|now\s+)?(?:answer|respond|reply|say|tell|state|claim|recommend|mention|cite)\b"),
     ("steering", r"\b" + _AI_STRICT + r"s?\b[^.\n]{0,40}?\b(?:must|should|shall|will|needs? to)\b"
@@ -205,6 +214,10 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
                  r"(?:question|user|prompt|query)|"
                  r"\bdo not (?:mention|reveal|tell|disclose)\b[^.\n]{0,30}\b(?:this|these) (?:instructions?|messages?|notes?)"),
     ("steering", _AI_KO + r"(?:은|는|이|가|에게)?[^.\n]{0,40}?" + _SAY_KO),
+    ("steering", _AI_KO + r"(?:은|는|이|가|에게)\s[^.\n]{0,80}?(?:[가-힣](?:라|세요|십시오)|할\s*것)(?=\s*[.!]|\s*$)|"
+                 r"사용자에게[^.\n]{0,30}?(?:비밀\s*번호|패스워드|인증\s*번호|카드\s*번호|계좌\s*번호|주민\s*(?:등록\s*)?번호|"
+                 r"개인\s*정보|로그인\s*정보)[^.\n]{0,20}?(?:물어|요청|요구|입력하(?:게|도록|라고)|알려\s*(?:달라|주라|줄))|"
+                 r"(?:모든|매|각)\s*(?:답변|응답|대답)(?:의)?\s*(?:끝|앞|처음|마지막|말미)(?:에|마다|부분에)|(?:답변|응답)마다\s"),
     ("steering", _AI_KO + r"\s*(?:이)?라면|(?:당신|너)(?:이|가)\s*(?:\S+\s*)?" + _AI_KO + r"\s*(?:이)?라면|"
                  + _AI_KO + r"\s*(?:에게|을\s*위한|를\s*위한|용)?\s*(?:알림|지시|지침|참고\s*사항|메모|공지|안내|전달\s*사항)\s*[:：]|"
                  r"(?:이|본)\s*(?:문서|글|자료)를\s*(?:읽는|요약하는|처리하는|참고하는)\s*" + _AI_KO + r"(?:에게|은|는|이|가)"),
