@@ -43,7 +43,8 @@ BEFORE = "d2b583e"  # the last commit with the topic-reading signals
 HOSTILE_SETS = ("hostile", "hostile_heldout", "hostile_heldout2")
 # The held-out sets were written before the signals were changed for them; what the signals caught
 # the first time each set was run (then the misses were studied and their whole class fixed).
-FIRST_LOOK = {"hostile_heldout": "21/30 caught", "hostile_heldout2": "19/25 caught, 17 as the intended kind"}
+FIRST_LOOK = {"hostile": "42/48 caught (its first 48 documents; 10 more were added later from probes)",
+              "hostile_heldout": "21/30 caught", "hostile_heldout2": "18/25 caught, 17 as the intended kind"}
 JSONL = (("scifact", "scifact/corpus.jsonl"), ("msmarco_en", "msmarco/en/corpus.jsonl"),
          ("msmarco_ko", "msmarco/ko/corpus.jsonl"), ("korquad", "korquad1/corpus.jsonl"),
          ("kolaw_dev", "kolaw-dev/corpus.jsonl"), ("demo", str(ROOT / "data/demo/documents.jsonl")))
