@@ -40,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "quarantine"
 BEFORE = "d2b583e"  # the last commit with the topic-reading signals
+KEEP = "<!-- notes below are kept when the page is written again -->"
 HOSTILE_SETS = ("hostile", "hostile_heldout", "hostile_heldout2")
 # The held-out sets were written before the signals were changed for them; what the signals caught
 # the first time each set was run (then the misses were studied and their whole class fixed).
@@ -252,7 +253,10 @@ def main(argv: list[str] | None = None) -> int:
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     args.md.parent.mkdir(parents=True, exist_ok=True)
-    args.md.write_text(page(result, table), encoding="utf-8")
+    kept = ""  # notes written by hand below the marker survive a rerun
+    if args.md.is_file() and KEEP in (old := args.md.read_text(encoding="utf-8")):
+        kept = old[old.index(KEEP):]
+    args.md.write_text(page(result, table) + ("\n" + kept if kept else ""), encoding="utf-8")
     return 0
 
 

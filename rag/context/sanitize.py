@@ -118,14 +118,19 @@ class QuarantinedEvidence:
 QUARANTINE_MODES = ("off", "drop_block", "drop_document")
 
 
+def check_mode(mode: str) -> str:
+    """``mode`` if it is a ``security.quarantine`` mode, else a ValueError naming it."""
+    if mode not in QUARANTINE_MODES:
+        raise ValueError(f"security.quarantine must be off, drop_block or drop_document, got {mode!r}")
+    return mode
+
+
 def withheld_scope(kind: str, mode: str) -> Scope | None:
     """What a signal of ``kind`` withholds under ``security.quarantine: mode``: its block, its
     whole document (``drop_document`` and a kind that cannot be innocent, :data:`SIGNAL_SCOPE`),
     or nothing (``off``)."""
-    if mode == "off":
+    if check_mode(mode) == "off":
         return None
-    if mode not in QUARANTINE_MODES:
-        raise ValueError(f"security.quarantine must be off, drop_block or drop_document, got {mode!r}")
     return "document" if mode == "drop_document" and SIGNAL_SCOPE[kind] == "document" else "block"
 
 
@@ -140,9 +145,8 @@ def quarantine(candidates: Sequence[Candidate], mode: str,
     document scope (forged tags and markers, role hijacks: :data:`rag.context.signals.SIGNAL_SCOPE`).
     A document for which ``trusted(id, version)`` holds is never withheld (its tags and markers are
     still defused in the prompt)."""
-    if mode == "off":
+    if check_mode(mode) == "off":
         return tuple(candidates), ()
-    withheld_scope("override", mode)  # validates the mode
     doc_kinds: dict[tuple[str, str], tuple[str, ...]] = {}
 
     def document_signals(doc: str, version: str) -> tuple[str, ...]:
