@@ -65,7 +65,7 @@ def cmd_show(args) -> int:
 
 DEFAULT_FEATURES = "data/cache/reader/features"
 # groups per (split, source) of the committed combiner (docs/reader.md, results/reader.md)
-DEFAULT_LIMITS = "train=120,calib=40,eval=100"
+DEFAULT_LIMITS = "train=250,calib=80,eval=100,eval:msmarco=120,eval:squad2=120"
 
 
 def parse_limits(text: str) -> dict[str, dict[str, int]]:
