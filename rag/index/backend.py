@@ -184,8 +184,8 @@ class LocalBackend(_Backend):
 
     def write(self, live: Index | None, op: Operation) -> tuple[Index, UpdateReport]:
         """Under the lock: ``op`` on a fork (own chunker and analyzer) of the version ``CURRENT``
-        names (``live`` when it is that version; ``live`` when there is no saved index yet, or an
-        empty index), saved as a new version when it changed anything. A version whose save was
+        names (``live`` when it is that version, or when nothing was saved yet), saved as a new
+        version when it changed anything. A version whose save was
         killed midway never became ``CURRENT`` and is not read."""
         with self.writer_lock():
             base = self._newest(live)
@@ -197,9 +197,11 @@ class LocalBackend(_Backend):
             return base, report
 
     def _newest(self, live: Index | None) -> Index:
+        """``live`` when it is the current version (or nothing was saved yet: a new index), else
+        the current version, opened (:class:`IndexNotFoundError` when there is none and no ``live``)."""
         if live is not None and (self._current_name() in (None, live.version_name)):
             return live
-        return self.open() if self.exists() else self._blank()
+        return self.open()
 
     def stale(self, live: Index) -> bool:
         """``CURRENT`` names another version than ``live``'s (an unreadable one: no)."""
@@ -287,11 +289,11 @@ class MilvusBackend(_Backend):
 
     def write(self, live: Index | None, op: Operation) -> tuple[Index, UpdateReport]:
         """Under the lock (and the engine's writer lease, which also keeps out writers on other
-        machines): ``op`` on ``live`` itself (opened when None), which plans against the generation
+        machines): ``op`` on ``live`` itself (the index opened when None), which plans against the generation
         published now and publishes a new one; requests pin the generation that was live when they
         started."""
         with self.writer_lock():
-            idx = live if live is not None else self._index().create()
+            idx = live if live is not None else self.open()
             return idx, op(idx)
 
     def stale(self, live: Index) -> bool:

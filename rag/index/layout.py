@@ -108,7 +108,7 @@ def index_exists(path: str | Path) -> bool:
 def current_version(root: Path) -> Path:
     cur = root / "CURRENT"
     if not cur.is_file():
-        if root.is_dir() and any(root.iterdir()):
+        if root.is_dir() and any(not p.name.startswith(".") for p in root.iterdir()):  # not the lock, a killed save
             raise IndexCorruptError(f"{root}: has files but no CURRENT pointer; it is not a rag index (or was never completed)")
         raise IndexNotFoundError(f"no index at {root}; build it with `rag index --config <your config>`")
     name = cur.read_text(encoding="utf-8").strip()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rag.config import load_config
-from rag.errors import ConfigError, IndexCorruptError, IndexMismatchError
+from rag.errors import ConfigError, IndexCorruptError, IndexMismatchError, IndexNotFoundError
 from rag.index.backend import BACKENDS, IndexBackend, LocalBackend, MilvusBackend, make_backend
 from rag.index.chunking import Chunker
 from rag.index.layout import current_version
@@ -192,3 +192,10 @@ def test_local_build_refuses_an_incompatible_index_unless_forced(tmp_path):
     with pytest.raises(IndexMismatchError, match=r"refusing to overwrite it; pass force=True / --force"):
         other.backend.build(DOCS)
     assert other.backend.build(DOCS, force=True).dim == 64
+
+
+def test_a_write_with_no_index_anywhere_says_how_to_build_one(tmp_path):
+    p = Pipeline(_config(tmp_path))
+    with pytest.raises(IndexNotFoundError, match="rag index"):
+        p.add_documents(DOCS[:1])
+    assert not p.index_exists()  # nothing was created by the refused write
