@@ -65,7 +65,7 @@ def cmd_show(args) -> int:
 
 DEFAULT_FEATURES = "data/cache/reader/features"
 # groups per (split, source) of the committed combiner (docs/reader.md, results/reader.md)
-DEFAULT_LIMITS = "train=250,calib=80,eval=100,eval:msmarco=120,eval:squad2=120"
+DEFAULT_LIMITS = "train=175,calib=60,calib:korquad1=40,eval=100,eval:msmarco=120,eval:squad2=120"
 
 
 def parse_limits(text: str) -> dict[str, dict[str, int]]:
@@ -113,7 +113,7 @@ def cmd_features(args) -> int:
 def cmd_train_combiner(args) -> int:
     from rag.reader.experiment import train_combiner
 
-    comb = train_combiner(Path(args.features), Path(args.out), command=sys.argv[:] if args.record else [])
+    comb = train_combiner(Path(args.features), Path(args.out), command=["rag", *sys.argv[1:]] if args.record else [])
     for name in ("passage", "sentence"):
         info = getattr(comb, name).info
         print(f"{name}: C={info['C']} calib log-loss {info['calib_log_loss']:.4f} "

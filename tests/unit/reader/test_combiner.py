@@ -179,3 +179,12 @@ def test_parse_limits():
     assert lim["train"]["msmarco"] == 5 and lim["eval"] == {"squad2": 7}
     with pytest.raises(SystemExit):
         parse_limits("test=5")
+
+
+def test_committed_artifact_loads_with_the_frozen_features():
+    comb = Combiner.load()  # rag/_models/reader-combiner/combiner.json
+    assert comb.passage.features == PASSAGE_FEATURES and comb.sentence.features == SENTENCE_FEATURES
+    assert comb.passage.platt_a > 0 and comb.sentence.platt_a > 0
+    x = np.zeros((2, len(PASSAGE_FEATURES)))
+    p = comb.passage.probability(x)
+    assert p.shape == (2,) and np.all((p > 0) & (p < 1))
