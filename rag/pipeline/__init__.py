@@ -3,12 +3,12 @@ tuple of steps (:mod:`.steps`), a runner that knows no stage (:mod:`.runner`), a
 :class:`Pipeline` facade over them (:mod:`.core`)."""
 from rag.pipeline.components import Components, embedding_scorer
 from rag.pipeline.core import Pipeline
-from rag.pipeline.listing import IndexedDocument
+from rag.pipeline.listing import ListedDocument
 from rag.pipeline.runner import Step, StepKind
 from rag.pipeline.state import (Answered, Gated, Request, Retrieved, Searched, StageEvent, State, StepRecord,
                                 set_aside_entries)
 from rag.pipeline.steps import STEPS
 from rag.types import Ordering
 
-__all__ = ["Answered", "Components", "Gated", "IndexedDocument", "Ordering", "Pipeline", "Request", "Retrieved", "STEPS", "Searched",
+__all__ = ["Answered", "Components", "Gated", "ListedDocument", "Ordering", "Pipeline", "Request", "Retrieved", "STEPS", "Searched",
            "StageEvent", "State", "Step", "StepKind", "StepRecord", "embedding_scorer", "set_aside_entries"]

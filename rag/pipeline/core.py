@@ -21,7 +21,7 @@ from rag.index.protocol import Index, Operation
 from rag.index.updates import Progress, UpdateReport
 from rag.pipeline import runner
 from rag.pipeline.components import Components
-from rag.pipeline.listing import IndexedDocument, list_documents
+from rag.pipeline.listing import ListedDocument, list_documents
 from rag.pipeline.state import Answered, Gated, Request, Retrieved, Searched, StageEvent, State
 from rag.pipeline.steps import STEPS
 from rag.pipeline.trace import result
@@ -251,7 +251,7 @@ class Pipeline:
         return SearchFilter(tuple(document_ids), tuple(versions),
                             fields=parse_fields(fields, self.config.retrieval.filter_fields))
 
-    def documents(self, *, principal: Principal | None = None) -> tuple[IndexedDocument, ...]:
+    def documents(self, *, principal: Principal | None = None) -> tuple[ListedDocument, ...]:
         """The indexed document versions ``principal`` (None: anonymous, public documents only) may
         read, by id then version, each ``current`` or ``superseded`` among those it may read
         (:mod:`rag.pipeline.listing`): a document it may not read is in no listing or count."""

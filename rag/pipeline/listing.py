@@ -20,7 +20,7 @@ Standing = Literal["current", "superseded", "not_in_force"]
 
 
 @dataclass(frozen=True)
-class IndexedDocument:
+class ListedDocument:
     """One indexed version of a document. ``status``: ``current`` (answered from), ``superseded``
     (another version is answered from: ``current_version``), ``not_in_force`` (``retrieval.versions:
     {as_of: ...}`` puts every version of the document after that date). ``file``: the file it was
@@ -40,12 +40,12 @@ class IndexedDocument:
                 "status": self.status, "current_version": self.current_version, "file": self.file}
 
 
-def list_documents(components: "Components", principal: "Principal | None") -> tuple[IndexedDocument, ...]:
+def list_documents(components: "Components", principal: "Principal | None") -> tuple[ListedDocument, ...]:
     """The versions ``principal`` (None: anonymous) may read, by id then version (natural order)."""
     scope = components.reader_scope(principal)
     records = components.index.documents
     allowed = components.allowed_versions(scope)  # None: retrieval.versions is "all"
-    out: list[IndexedDocument] = []
+    out: list[ListedDocument] = []
     for key in sorted(records, key=lambda k: (k[0], version_key(k[1]), k[1])):
         rec = records[key]
         if not scope.allows(rec.access):
@@ -54,6 +54,6 @@ def list_documents(components: "Components", principal: "Principal | None") -> t
         status: Standing = ("current" if current == rec.version else "superseded" if current is not None
                              else "not_in_force")
         file = rec.meta.get("file")
-        out.append(IndexedDocument(rec.id, rec.version, rec.title, rec.uri, rec.n_chunks, status, current,
+        out.append(ListedDocument(rec.id, rec.version, rec.title, rec.uri, rec.n_chunks, status, current,
                                    file if isinstance(file, str) else ""))
     return tuple(out)

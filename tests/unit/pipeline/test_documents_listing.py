@@ -13,7 +13,7 @@ from rag.access import Principal
 from rag.cli.main import main
 from rag.config import load_config
 from rag.errors import PrincipalRequiredError
-from rag.pipeline import IndexedDocument, Pipeline
+from rag.pipeline import ListedDocument, Pipeline
 from rag.types import Document
 from tests.conftest import write_config
 from tests.unit.access.test_enforcement import corpus
@@ -62,7 +62,7 @@ def test_each_principal_lists_only_what_it_may_read(indexed):
     assert set(kim) == {("kim-only", "1"), ("policy", "1"), ("pub", "1"), ("pub2", "1")}
     assert kim[("policy", "1")] == ("current", "1")  # hr's newer version changes nothing for kim
     rec = p.documents(principal=HR)[0]
-    assert isinstance(rec, IndexedDocument) and rec.chunks >= 1
+    assert isinstance(rec, ListedDocument) and rec.chunks >= 1
     with pytest.raises(dataclasses.FrozenInstanceError):
         rec.status = "current"  # type: ignore[misc]
 
