@@ -68,6 +68,13 @@ DEFAULT_FEATURES = "data/cache/reader/features"
 DEFAULT_LIMITS = "train=175,calib=60,calib:korquad1=40,eval=100,eval:msmarco=120,eval:squad2=120"
 
 
+# the groups the committed combiner was trained (train), calibrated (calib) and measured (eval) on: the cache
+# may hold more, and train-combiner / eval read only these unless told otherwise (--limits "": all)
+SAMPLE_LIMITS = ("train=175,train:korquad1=250,train:msmarco=100,train:nomiracl-ko=100,train:scifact=100,"
+                 "calib=50,calib:msmarco=40,calib:nomiracl-ko=40,calib:scifact=40,"
+                 "eval=100,eval:msmarco=120,eval:squad2=120")
+
+
 def parse_limits(text: str) -> dict[str, dict[str, int]]:
     """``train=120,calib=40,eval=100`` (groups per source) or ``eval:squad2=200`` (one source)."""
     from rag.reader.featstore import SOURCES, SPLITS
@@ -113,12 +120,17 @@ def cmd_features(args) -> int:
 def cmd_train_combiner(args) -> int:
     from rag.reader.experiment import train_combiner
 
-    comb = train_combiner(Path(args.features), Path(args.out), command=["rag", *sys.argv[1:]] if args.record else [])
-    for name in ("passage", "sentence"):
+    comb = train_combiner(Path(args.features), Path(args.out), command=["rag", *sys.argv[1:]] if args.record else [],
+                          limits=parse_limits(args.limits))
+    for name in ("passage", "sentence", "answerable"):
         info = getattr(comb, name).info
         print(f"{name}: C={info['C']} calib log-loss {info['calib_log_loss']:.4f} "
               f"({info['calib_log_loss_after_platt']:.4f} after Platt; GBM {info.get('gbm_calib_log_loss')}), "
               f"train rows {info['train_rows']} ({info['train_positive']} positive)")
+    a = comb.answerable.info
+    print(f"answerable: sources {', '.join(a['sources'])}; threshold {a['threshold']:.4f} answers "
+          f"{a['calib_at_threshold']['recall']:.3f} of the answerable calib questions at precision "
+          f"{a['calib_at_threshold']['precision']:.3f}")
     print(f"{args.out}/combiner.json in {comb.meta['seconds']} s")
     return 0
 
@@ -128,7 +140,7 @@ def cmd_eval(args) -> int:
     from rag.reader.experiment import cost, evaluate, markdown
 
     comb = Combiner.load(Path(args.model) if args.model else None)
-    report = evaluate(Path(args.features), comb, split=args.split)
+    report = evaluate(Path(args.features), comb, split=args.split, limits=parse_limits(args.limits))
     if args.cost:
         report["cost"] = cost(comb, Path(args.data), make_signals())
     if args.json:
@@ -168,9 +180,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--limits", default=DEFAULT_LIMITS,
                    help=f"groups per (split, source): SPLIT=N or SPLIT:SOURCE=N, comma-separated ({DEFAULT_LIMITS})")
     f.set_defaults(func=cmd_features)
-    t = rsub.add_parser("train-combiner", help="fit the passage and sentence heads (train), pick and calibrate (calib)")
+    t = rsub.add_parser("train-combiner",
+                        help="fit the passage, sentence and answerable heads (train), pick and calibrate (calib)")
     t.add_argument("--features", default=DEFAULT_FEATURES)
     t.add_argument("--out", default="rag/_models/reader-combiner", help="where combiner.json goes")
+    t.add_argument("--limits", default=SAMPLE_LIMITS,
+                   help="groups per (split, source) read from the cache (default: the committed sample; \"\": all)")
     t.add_argument("--no-record", dest="record", action="store_false", help="leave the command out of the artifact")
     t.set_defaults(func=cmd_train_combiner)
     e = rsub.add_parser("eval", help="measure BM25, dense, cross-encoder and the combination side by side")
@@ -178,6 +193,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--data", default=DEFAULT_OUT, help="the built data (for --cost)")
     e.add_argument("--model", default=None, help="combiner.json or its folder (default the committed one)")
     e.add_argument("--split", default="eval", choices=("train", "calib", "eval"))
+    e.add_argument("--limits", default=SAMPLE_LIMITS,
+                   help="groups per (split, source) read from the cache (default: the committed sample; \"\": all)")
     e.add_argument("--cost", action="store_true", help="also time 30 candidates: cross-encoder vs the extras")
     e.add_argument("--json", default=None, help="write the report as JSON here")
     e.set_defaults(func=cmd_eval)

@@ -1,10 +1,12 @@
 """The reader's learned combination: logistic heads over :mod:`rag.reader.features`, stored as JSON.
 
-Two heads, fitted on the TRAIN split only and calibrated on the CALIB split:
+Heads fitted on the TRAIN split only and calibrated on the CALIB split:
 
 - ``passage``: the candidate passage answers the question (``answers`` 1, ``no_answer`` 0; ``unknown``
   left out);
-- ``sentence``: a sentence of an answering passage holds the answer span (1) or not (0).
+- ``sentence``: a sentence of an answering passage holds the answer span (1) or not (0);
+- ``answerable`` (format 2): the question is answerable from its candidates, from per-question aggregates of
+  raw features (:mod:`rag.reader.answerable`).
 
 Each head is an L2-regularised logistic regression (scikit-learn, ``lbfgs``, fixed seed) on standardised
 features plus a few products (:data:`INTERACTIONS`: the ranked signals times the same-language flag, so a
@@ -35,7 +37,8 @@ from rag.errors import ModelLoadError, missing_dependency
 
 logger = logging.getLogger(__name__)
 
-FORMAT = "rag-reader-combiner/1"
+FORMAT = "rag-reader-combiner/2"
+READABLE = ("rag-reader-combiner/1", FORMAT)  # /1: no ``answerable`` head
 MODEL_DIR = Path(__file__).resolve().parents[1] / "_models" / "reader-combiner"
 SEED = 43
 C_GRID = (0.01, 0.1, 1.0, 10.0)
@@ -109,12 +112,19 @@ class Head:
 
 @dataclass(frozen=True)
 class Combiner:
+    """The heads of one artifact; ``answerable`` (the question-level head of :mod:`rag.reader.answerable`)
+    is ``None`` in a format-1 artifact."""
+
     passage: Head
     sentence: Head
     meta: dict = field(default_factory=dict, compare=False)
+    answerable: Head | None = None
 
     def to_json(self) -> dict:
-        return {"format": FORMAT, "passage": self.passage.to_json(), "sentence": self.sentence.to_json(), **self.meta}
+        heads = {"passage": self.passage.to_json(), "sentence": self.sentence.to_json()}
+        if self.answerable is not None:
+            heads["answerable"] = self.answerable.to_json()
+        return {"format": FORMAT, **heads, **self.meta}
 
     def save(self, folder: Path) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
@@ -133,10 +143,11 @@ class Combiner:
         except (OSError, ValueError) as exc:
             raise ModelLoadError(f"{p}: cannot read the reader combiner ({exc}); train one with "
                                  "`rag reader train-combiner`") from None
-        if d.get("format") != FORMAT:
-            raise ModelLoadError(f"{p}: format {d.get('format')!r}, expected {FORMAT!r}")
-        meta = {k: v for k, v in d.items() if k not in ("format", "passage", "sentence")}
-        return cls(Head.from_json(d["passage"]), Head.from_json(d["sentence"]), meta)
+        if d.get("format") not in READABLE:
+            raise ModelLoadError(f"{p}: format {d.get('format')!r}, expected one of {', '.join(READABLE)}")
+        meta = {k: v for k, v in d.items() if k not in ("format", "passage", "sentence", "answerable")}
+        ans = Head.from_json(d["answerable"]) if d.get("answerable") is not None else None
+        return cls(Head.from_json(d["passage"]), Head.from_json(d["sentence"]), meta, ans)
 
 
 def log_loss(y: np.ndarray, p: np.ndarray) -> float:
@@ -177,7 +188,8 @@ def fit_platt(logit: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 
 def fit_head(x_train: np.ndarray, y_train: np.ndarray, x_calib: np.ndarray, y_calib: np.ndarray,
-             names: Sequence[str], products: Sequence[tuple[str, str]], compare_gbm: bool = True) -> Head:
+             names: Sequence[str], products: Sequence[tuple[str, str]], compare_gbm: bool = True,
+             c_grid: Sequence[float] = C_GRID) -> Head:
     """The logistic head with the C of lowest calib log-loss, Platt-calibrated on calib (module docstring)."""
     try:
         from sklearn.linear_model import LogisticRegression
@@ -192,7 +204,7 @@ def fit_head(x_train: np.ndarray, y_train: np.ndarray, x_calib: np.ndarray, y_ca
     t0 = time.perf_counter()
     tried = {}
     best = None
-    for c in C_GRID:
+    for c in c_grid:
         m = LogisticRegression(C=c, max_iter=2000, random_state=SEED).fit(zt, y_train)
         loss = log_loss(y_calib, m.predict_proba(zc)[:, 1])
         tried[str(c)] = round(loss, 5)

@@ -7,7 +7,11 @@
   answer), over the groups whose answer sentences are known;
 - answerability AUROC (SQuAD 2.0, NoMIRACL-ko): the best passage's score per question against
   ``answerable``;
-- reliability of the calibrated passage probability: 10 equal-width bins.
+- reliability of the calibrated passage probability: 10 equal-width bins;
+- the question-level gate (:func:`gate_table`): per source, AUROC of the raw cross-encoder maximum, the
+  passage head's maximum probability and the ``answerable`` head, and each one's precision of the answered
+  questions at the threshold that answers :data:`~rag.reader.answerable.RECALL_TARGET` of the answerable
+  calib questions.
 
 Ties are broken by passage id, so every number is deterministic.
 """
@@ -177,3 +181,42 @@ def passage_reliability(sc: Scored, exclude: tuple[str, ...] = ("msmarco",)) -> 
     keep = (c.p_label >= 0) & ~np.isin(c.g_source[c.p_group], list(exclude))
     rows, ece = reliability(sc.probability[keep], c.p_label[keep])
     return rows, ece, int(keep.sum())
+
+
+GATE_SCORERS = ("ce_max", "passage_max", "answerable")
+
+
+def gate_scores(sc: Scored, combiner: Combiner) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Groups of the gate sources (indices), their source, ``answerable`` and each :data:`GATE_SCORERS` score
+    (``answerable`` only when the combiner has that head)."""
+    from rag.reader.answerable import gate_groups, question_matrix
+
+    c = sc.chunk
+    gs = gate_groups(c.g_source, c.p_group)
+    groups = _groups(c)
+    out = {"ce_max": np.array([sc.passage["ce"][groups[g]].max() for g in gs]),
+           "passage_max": np.array([sc.probability[groups[g]].max() for g in gs])}
+    if combiner.answerable is not None:
+        out["answerable"] = combiner.answerable.probability(question_matrix(c.p_x, c.p_group, gs))
+    return gs, c.g_source[gs], c.g_answerable[gs].astype(bool), out
+
+
+def gate_table(eval_sc: Scored, calib_sc: Scored, combiner: Combiner) -> dict:
+    """Thresholds on calib (pooled over the gate sources), AUROC and precision / recall on ``eval_sc``, per
+    source and pooled."""
+    from rag.reader.answerable import RECALL_TARGET, answered_precision, threshold_for_recall
+
+    _, _, yc, cal = gate_scores(calib_sc, combiner)
+    _, src, y, ev = gate_scores(eval_sc, combiner)
+    thresholds = {k: threshold_for_recall(v, yc) for k, v in cal.items()}
+    calib_at = {k: answered_precision(cal[k], yc, t) for k, t in thresholds.items()}
+    rows = []
+    for name in (*sorted(set(src.tolist())), "all"):
+        m = np.ones(len(src), bool) if name == "all" else src == name
+        row: dict = {"source": name, "questions": int(m.sum()), "answerable": int(y[m].sum())}
+        for k, v in ev.items():
+            row[f"{k}_auroc"] = auroc(y[m], v[m])
+            at = answered_precision(v[m], y[m], thresholds[k])
+            row[f"{k}_answered"], row[f"{k}_recall"], row[f"{k}_precision"] = at["answered"], at["recall"], at["precision"]
+        rows.append(row)
+    return {"recall_target": RECALL_TARGET, "thresholds": thresholds, "calib": calib_at, "rows": rows}

@@ -10,13 +10,14 @@ import platform
 import statistics
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
+from rag.reader.answerable import fit_answerable
 from rag.reader.combine import INTERACTIONS, Combiner, fit_head
-from rag.reader.evaluate import (SCORERS, answerability_table, passage_reliability, ranking_table, score,
-                                 sentence_table)
+from rag.reader.evaluate import (GATE_SCORERS, SCORERS, answerability_table, gate_table, passage_reliability,
+                                 ranking_table, score, sentence_table)
 from rag.reader.featstore import Chunk, read_features
 from rag.reader.features import PASSAGE_FEATURES, SENTENCE_FEATURES, Signals
 
@@ -38,32 +39,43 @@ def _counts(c: Chunk) -> dict:
             "groups_by_source": {str(s): int(k) for s, k in zip(src, n)}}
 
 
-def train_combiner(features: Path, out: Path, command: Sequence[str] = ()) -> Combiner:
-    """Fit both heads on the cached train features, pick and calibrate on calib, save ``out/combiner.json``."""
+Limits = Mapping[str, Mapping[str, int]]
+
+
+def train_combiner(features: Path, out: Path, command: Sequence[str] = (), limits: Limits | None = None) -> Combiner:
+    """Fit the three heads on the cached train features, pick and calibrate on calib, save
+    ``out/combiner.json``; ``limits``: groups per (split, source) read from the cache (default all)."""
     t0 = time.perf_counter()
-    train, calib = read_features(features, "train"), read_features(features, "calib")
+    lim = limits or {}
+    train, calib = read_features(features, "train", lim.get("train")), read_features(features, "calib", lim.get("calib"))
     xt, yt = _passage_xy(train)
     xc, yc = _passage_xy(calib)
     passage = fit_head(xt, yt, xc, yc, PASSAGE_FEATURES, INTERACTIONS["passage"])
     sentence = fit_head(train.s_x, train.s_label, calib.s_x, calib.s_label, SENTENCE_FEATURES,
                         INTERACTIONS["sentence"])
+    answerable = fit_answerable(train.p_x, train.p_group, train.g_source, train.g_answerable, calib.p_x,
+                                calib.p_group, calib.g_source, calib.g_answerable)
     import sklearn
 
     meta = {"trained": _dt.date.today().isoformat(), "command": list(command),
             "train": _counts(train), "calib": _counts(calib), "seconds": round(time.perf_counter() - t0, 2),
             "scikit_learn": sklearn.__version__, "python": platform.python_version(),
             "features_params": json.loads((features / "params.json").read_text(encoding="utf-8"))}
-    comb = Combiner(passage, sentence, meta)
+    comb = Combiner(passage, sentence, meta, answerable)
     path = comb.save(out)
     logger.info("saved %s in %.1fs", path, meta["seconds"])
     return comb
 
 
-def evaluate(features: Path, combiner: Combiner, split: str = "eval") -> dict:
-    sc = score(read_features(features, split), combiner)
+def evaluate(features: Path, combiner: Combiner, split: str = "eval", limits: Limits | None = None) -> dict:
+    """Every table of results/reader.md on ``split``; the gate's thresholds are set on calib."""
+    lim = limits or {}
+    sc = score(read_features(features, split, lim.get(split)), combiner)
     rel, ece, n = passage_reliability(sc, exclude=NOT_HELD_OUT)
+    calib = score(read_features(features, "calib", lim.get("calib")), combiner)
     return {"split": split, "counts": _counts(sc.chunk), "ranking": ranking_table(sc), "sentence": sentence_table(sc),
-            "answerability": answerability_table(sc), "reliability": rel, "ece": ece, "reliability_rows": n}
+            "answerability": answerability_table(sc), "reliability": rel, "ece": ece, "reliability_rows": n,
+            "gate": gate_table(sc, calib, combiner)}
 
 
 def cost(combiner: Combiner, features_out: Path, signals: "Signals", candidates: int = 30,
@@ -142,6 +154,8 @@ def markdown(report: dict) -> str:
               "| bin | passages | mean probability | observed answers rate |", "|---|---|---|---|"]
     for r in report["reliability"]:
         lines.append(f"| {r['bin']} | {r['n']} | {_f(r['mean_probability'])} | {_f(r['observed'])} |")
+    if "gate" in report:
+        lines += _gate_markdown(report["gate"])
     if "cost" in report:
         c = report["cost"]
         lines += ["", f"### Cost per {c['candidates']} candidates (ms, p50 of {c['questions']} KorQuAD eval questions, "
@@ -153,3 +167,28 @@ def markdown(report: dict) -> str:
                   f"| sentence head over the top passage (sentence cross-encoder + dense + head) | "
                   f"{c['sentence_head_top_passage_ms_p50']:.1f} |"]
     return "\n".join(lines) + "\n"
+
+
+_GATE_NAMES = {"ce_max": "cross-encoder max", "passage_max": "passage head max probability",
+               "answerable": "answerable head"}
+
+
+def _gate_markdown(gate: dict) -> list[str]:
+    names = [k for k in GATE_SCORERS if k in gate["thresholds"]]
+    lines = ["", "### Question-level answerability (gate sources; thresholds set on calib, pooled)", "",
+             "| source | questions | answerable | " + " | ".join(f"{_GATE_NAMES[k]} AUROC" for k in names) + " |",
+             "|---|---|---|" + "---|" * len(names)]
+    for r in gate["rows"]:
+        lines.append(f"| {r['source']} | {r['questions']} | {r['answerable']} | "
+                     + " | ".join(_f(r[f"{k}_auroc"]) for k in names) + " |")
+    lines += ["", f"Answered when the score reaches the threshold that answers ≥ {gate['recall_target']:.0%} of the "
+              "answerable calib questions: answered / recall of answerable / precision of answered.", "",
+              "| source | " + " | ".join(f"{_GATE_NAMES[k]} (t = {gate['thresholds'][k]:.4g})" for k in names) + " |",
+              "|---|" + "---|" * len(names)]
+    calib = " | ".join(f"{gate['calib'][k]['answered']} / {_f(gate['calib'][k]['recall'])} / "
+                       f"{_f(gate['calib'][k]['precision'])}" for k in names)
+    lines.append(f"| calib (all) | {calib} |")
+    for r in gate["rows"]:
+        lines.append(f"| {r['source']} | " + " | ".join(
+            f"{r[f'{k}_answered']} / {_f(r[f'{k}_recall'])} / {_f(r[f'{k}_precision'])}" for k in names) + " |")
+    return lines

@@ -128,7 +128,7 @@ def test_artifact_round_trip_without_pickle(tmp_path):
     comb = Combiner(head, shead, {"trained": "2026-12-06"})
     path = comb.save(tmp_path)
     raw = path.read_bytes()
-    assert json.loads(raw)["format"] == "rag-reader-combiner/1"  # plain JSON, no pickle stream
+    assert json.loads(raw)["format"] == "rag-reader-combiner/2"  # plain JSON, no pickle stream
     back = Combiner.load(tmp_path)
     assert back == comb and back.meta["trained"] == "2026-12-06"
     x = np.random.default_rng(0).normal(size=(5, len(PASSAGE_FEATURES)))
