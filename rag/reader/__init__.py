@@ -11,5 +11,6 @@ The data part (``rag reader data build``) and the learned combination's first st
 - :mod:`rag.reader.features`: the combination's passage and sentence feature vectors (frozen name lists);
 - :mod:`rag.reader.featstore`: those vectors for a sample of groups, chunked, cached, resumable;
 - :mod:`rag.reader.combine`: the logistic heads, their JSON artifact (``rag/_models/reader-combiner``);
+- :mod:`rag.reader.answerable`: the question-level answerable head's raw-feature aggregates and threshold;
 - :mod:`rag.reader.evaluate` and :mod:`rag.reader.experiment`: training, the eval measures and the report.
 """
