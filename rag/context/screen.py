@@ -12,7 +12,7 @@ it: :func:`rag.documents.files.to_document` drops it).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rag.context.sanitize import check_mode, injection_signals, withheld_scope
@@ -39,10 +39,10 @@ class WithheldBlock:
                 "excerpt": self.excerpt}
 
 
-def is_trusted(document_id: str, metadata: Mapping[str, object] | None, trusted_documents: Iterable[str]) -> bool:
+def is_trusted(document_id: str, metadata: Mapping[str, object] | None, trusted_documents: Collection[str]) -> bool:
     """Whether an operator marked this document trusted: in ``security.trusted_documents`` or by
     ``trusted: true`` in its metadata (the folder manifest)."""
-    return document_id in set(trusted_documents) or bool(metadata and metadata.get(TRUSTED_KEY) is True)
+    return document_id in trusted_documents or bool(metadata and metadata.get(TRUSTED_KEY) is True)
 
 
 def screen_blocks(document_id: str, version: str, texts: Sequence[str], mode: str,
