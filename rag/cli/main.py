@@ -96,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-queries", type=int, default=None)
     s.add_argument("--holdout", type=int, default=0, metavar="PERCENT",
                    help="only the queries a training config with this holdout_percent kept out of training")
+    s.add_argument("--reader-split", choices=("train", "calib", "eval"), default=None,
+                   help="only the queries in this split of the reader's data (KorQuAD, MS MARCO; docs/reader.md)")
     s.add_argument("--no-rerank", action="store_true", help="skip the 'rerank' entry")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
     s.set_defaults(func=cmd_eval_retrieval)
@@ -125,8 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--dataset", default=None, help="NoMIRACL-style JSONL or SQuAD 2.0 JSON (not with --auto)")
     s.add_argument("--config", required=True)
     s.add_argument("--target-precision", type=float, default=None, help="required with --dataset; --auto: default 0.9")
-    s.add_argument("--split", default="all", choices=["all", "calib", "eval"],
-                   help="calib/eval: a fixed 50/50 split of the questions (fit on calib, report on eval)")
+    s.add_argument("--split", default="all", choices=["all", "calib", "eval", "reader-train", "reader-calib",
+                                                     "reader-eval"],
+                   help="calib/eval: a fixed 50/50 split of the questions (fit on calib, report on eval); "
+                        "reader-*: the reader data's split (docs/reader.md)")
     s.add_argument("--max-questions", type=int, default=None)
     s.add_argument("--out", default=None, help="config to write (default: CONFIG with .calibrated.yaml)")
     s.add_argument("--report", default=None, help="folder for the JSON and PNGs (default results/calibrate-NAME)")
@@ -136,7 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("eval-abstention", help="rerank each question's own passages and apply the gate")
     s.add_argument("--dataset", required=True, help="NoMIRACL-style JSONL or SQuAD 2.0 JSON")
     s.add_argument("--config", required=True)
-    s.add_argument("--split", default="all", choices=["all", "calib", "eval"])
+    s.add_argument("--split", default="all", choices=["all", "calib", "eval", "reader-train", "reader-calib",
+                                                     "reader-eval"],
+                   help="calib/eval: a 50/50 hash split; reader-*: the reader data's split (docs/reader.md)")
     s.add_argument("--max-questions", type=int, default=None)
     s.add_argument("--json", default=None, help="write the result JSON here")
     s.add_argument("--compare", default=None, metavar="CALIBRATION_JSON",

@@ -198,3 +198,6 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--cost", action="store_true", help="also time 30 candidates: cross-encoder vs the extras")
     e.add_argument("--json", default=None, help="write the report as JSON here")
     e.set_defaults(func=cmd_eval)
+    from rag.cli.reader_model import add_parsers as _model_parsers  # train-model | eval-model
+
+    _model_parsers(rsub)

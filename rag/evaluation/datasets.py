@@ -14,7 +14,10 @@ from rag._io import read_jsonl
 from rag.errors import DatasetError, InputError
 from rag.rerank.train import in_holdout
 
-SPLITS = ("all", "calib", "eval")  # calib/eval: a fixed 50/50 split of the questions by hash
+SPLITS = ("all", "calib", "eval", "reader-train", "reader-calib", "reader-eval")
+# calib/eval: a fixed 50/50 split of the questions by hash; reader-*: the reader data's split
+# (rag.reader.splits: SQuAD 2.0 by its paragraph, NoMIRACL-ko by its question), so that a question whose
+# paragraph the reader was trained on is never measured as held out
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,14 @@ class LabelledQuestion:
 def _select(items: list[LabelledQuestion], split: str, name: str, max_questions: int | None) -> list[LabelledQuestion]:
     if split not in SPLITS:
         raise InputError(f"split must be one of {SPLITS}, got {split!r}")
-    if split != "all":
+    if split.startswith("reader-"):
+        from rag.reader.splits import split_of
+
+        squad = name.endswith(".json")
+        family = "squad2" if squad else "nomiracl-ko"
+        items = [q for q in items
+                 if split_of(family, q.passages[0].docid if squad else q.qid) == split.removeprefix("reader-")]
+    elif split != "all":
         items = [q for q in items if in_holdout(name, q.qid, 50) == (split == "eval")]
     items.sort(key=lambda q: q.qid)
     return items[:max_questions] if max_questions else items

@@ -49,3 +49,31 @@ def fractions() -> dict[str, float]:
         out[name] = (bound - lo) / BUCKETS
         lo = bound
     return out
+
+
+# BEIR-layout folders of the reader's sources: how a query's split key is read from the folder.
+_BEIR_FAMILIES = {"korquad1": "gold", "msmarco": "qid"}
+
+
+def beir_query_filter(dataset_dir: str, qrels: dict[str, dict[str, int]], split: str):
+    """A ``qid -> bool`` that keeps the queries of a BEIR folder that fall in the reader's ``split``
+    (``rag eval-retrieval --reader-split eval``): KorQuAD by its gold paragraph, MS MARCO (en or ko, or a
+    cross-language folder under ``msmarco``) by its query id, as the data recipe splits them."""
+    from pathlib import Path
+
+    from rag.errors import ConfigError
+
+    if split not in SPLITS:
+        raise ConfigError(f"--reader-split must be one of {SPLITS}, got {split!r}")
+    parts = [p.lower() for p in Path(dataset_dir).resolve().parts]
+    family = next((f for f in _BEIR_FAMILIES if f in parts or any(p.startswith(f) for p in parts[-2:])), None)
+    if family is None:
+        raise ConfigError(f"{dataset_dir}: the reader's split is known for {sorted(_BEIR_FAMILIES)} folders only")
+
+    def keep(qid: str) -> bool:
+        if _BEIR_FAMILIES[family] == "qid":
+            return split_of(family, qid) == split
+        gold = sorted(d for d, r in qrels.get(qid, {}).items() if r > 0)
+        return bool(gold) and split_of(family, gold[0]) == split
+
+    return keep

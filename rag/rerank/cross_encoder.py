@@ -41,6 +41,8 @@ MODELS_DIR = Path(__file__).resolve().parents[1] / "_models"
 BUNDLED_RERANKERS = MappingProxyType({
     "minilm": MODELS_DIR / "reranker-minilm",  # English only (all-MiniLM-L6-v2 body)
     "e5-ko-en": MODELS_DIR / "reranker-e5-ko-en",  # Korean + English (multilingual-e5-small, 6 layers)
+    # the neural reader (docs/reader.md): passages and sentences, ko / en / crossed, trained on the reader data
+    "reader": MODELS_DIR / "reader-e5-ko-en",
 })
 DEFAULT_RERANKER = BUNDLED_RERANKERS["minilm"]
 
