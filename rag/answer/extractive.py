@@ -216,7 +216,7 @@ class ExtractiveGenerator:
             if len(sims) != len(top):
                 raise GenerationError(f"the sentence scorer returned {len(sims)} scores for {len(top)} sentences")
             model_of = {i: float(x) for i, x in zip(top, sims)}
-        lo = c.extractive_model_floor
+        lo = c.extractive_reader_floor if c.extractive_scorer == "reader" else c.extractive_model_floor
         ranked = []
         for i, u in enumerate(units):
             m = model_of.get(i)
@@ -256,7 +256,7 @@ class ExtractiveGenerator:
             similarity = (lambda q, a: float(self.scorer(q, [a])[0])) if self.scorer is not None else None
             problems = addressing_violations(asked, [s.text for s in answer_sentences(payload.answer)],
                                              bundle.source_map, self.validation.min_question_coverage,
-                                             similarity=similarity, min_cosine=self.validation.address_min_cosine)
+                                             similarity=similarity, min_cosine=self._address_bar())
             if problems:
                 logger.info("extractive: the best units do not address the question (%s): insufficient evidence",
                             problems[0].message)
@@ -360,6 +360,11 @@ class ExtractiveGenerator:
                     out.append(x)
                     have.add((x.block_pos, x.sent_pos))
         return out
+
+    def _address_bar(self) -> float | None:
+        """The scorer's bar for "the answer addresses the question": a cosine, or the reader's probability."""
+        v = self.validation
+        return v.address_min_reader if self.config.extractive_scorer == "reader" else v.address_min_cosine
 
     def _in_best_sections(self, question: str, bundle: ContextBundle, ranked: list[_Unit]) -> list[_Unit]:
         """When another section's heading names the question's subject clearly better (by at least

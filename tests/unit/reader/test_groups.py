@@ -98,3 +98,18 @@ def test_beir_filter_follows_the_reader_split(tmp_path):
 
     with pytest.raises(ConfigError, match="known for"):
         beir_query_filter(str(tmp_path), {}, "eval")
+
+
+def test_abstention_sets_split_as_the_reader_data(tmp_path):
+    import json
+
+    from rag.evaluation.datasets import load_labelled
+
+    paras = [{"context": f"Paragraph {i} text.", "qas": [{"id": f"q{i}", "question": "What?", "is_impossible": i % 2 == 0,
+                                                          "answers": []}]} for i in range(60)]
+    p = tmp_path / "dev-v2.0.json"
+    p.write_text(json.dumps({"data": [{"title": "T", "paragraphs": paras}]}))
+    for split in ("train", "calib", "eval"):
+        got = {q.qid for q in load_labelled(p, f"reader-{split}")}
+        assert got == {f"q{i}" for i in range(60) if split_of("squad2", f"T#{i}") == split}
+    assert sum(len(load_labelled(p, f"reader-{s}")) for s in ("train", "calib", "eval")) == 60
