@@ -35,6 +35,9 @@ logger = logging.getLogger(__name__)
 SIGNALS = ("dense", "bm25", "probability")
 MIN_PER_CLASS = 5  # a group with fewer probes of either class keeps its threshold
 SWITCH_MARGIN = 0.02  # worst-group AUROC another signal must gain to replace the configured one
+# --auto never closes the gate: a fitted threshold that would answer fewer of the answerable probes than this
+# is lowered to the one that answers this share, with a warning (the target precision is not held there)
+MIN_ANSWERED = 0.5
 # The probes are a small sample (some 80 a class): the fit holds the target precision this many standard errors
 # below what the answered probes measure (Wilson's lower bound), so a few probes either side of the line do not
 # place it. docs/results/gate-auto.md (2026-12-05, later) has the fits with 0 and 1.
@@ -125,6 +128,7 @@ class GroupFit:
     n_labelled_answerable: int = 0  # of n_answerable: labelled questions (each counted once here)
     n_labelled_unanswerable: int = 0
     standard_errors_held: float | None = None  # the margin the threshold holds the target with (held_threshold)
+    warning: str | None = None  # the fit would have (nearly) closed the gate: what was kept instead
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -157,12 +161,32 @@ def fit_signal(scored: Sequence[ScoredProbe], signal: str, target_precision: flo
             continue
         tau, held = held_threshold(vals, labels, [sp.weight for sp in items], target_precision,
                                    (margins or {}).get(key, standard_errors))
+        tau, warning = answering_threshold(tau, vals, labels, key, target_precision)
         ans = [v >= tau for v in vals]
         cov = sum(x for x, y in zip(ans, labels) if y) / npos
         abst = sum(not x for x, y in zip(ans, labels) if not y) / nneg
         fits.append(GroupFit(key, npos, nneg, round(a, 4), round(float(tau), 6), round(cov, 4), round(abst, 4),
-                             lab_pos, lab_neg, held))
+                             lab_pos, lab_neg, held, warning))
     return fits
+
+
+def answering_threshold(tau: float, values: Sequence[float], labels: Sequence[bool], key: str,
+                        target_precision: float, min_answered: float = MIN_ANSWERED) -> tuple[float, str | None]:
+    """``tau``, or, when it would answer fewer than ``min_answered`` of the answerable probes (a gate that
+    answers almost nothing is a closed gate), the highest threshold that answers that share, with a warning."""
+    pos = sorted((v for v, y in zip(values, labels) if y and math.isfinite(v)), reverse=True)
+    if not pos:
+        return tau, None
+    answered = sum(v >= tau for v in pos) / len(pos)
+    if answered >= min_answered:
+        return tau, None
+    keep = pos[max(0, math.ceil(min_answered * len(pos)) - 1)]
+    msg = (f"{key}: the threshold {tau:.4g} that holds precision {target_precision} on the probes answers only "
+           f"{answered:.0%} of the answerable ones; kept {keep:.4g}, which answers {min_answered:.0%} (precision below "
+           "the target there): the signal separates this corpus's probes poorly - label questions "
+           "(--from-batch) or check the corpus")
+    logger.warning("calibrate --auto: %s", msg)
+    return keep, msg
 
 
 def held_threshold(values: Sequence[float], labels: Sequence[bool], weights: Sequence[int], target_precision: float,
@@ -346,6 +370,7 @@ def auto_calibrate(pipeline, target_precision: float, report_dir: Path, *, per_l
         "why": _why(signal, fits, "probes and labelled questions" if labelled else "probes"),
         "groups": {s: [g.to_json() for g in f] for s, f in fits.items()},
         "examples": examples, "config_updates": updates,
+        "warnings": [g.warning for g in chosen if g.warning],
     }
     if feedback is not None:
         without = _updates(signal0, fits0[signal0], configured)

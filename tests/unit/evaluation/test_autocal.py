@@ -184,3 +184,31 @@ def test_a_bad_margin_is_a_usage_error_before_any_work(tmp_path, capsys):
                  "--standard-errors", "1"]) == 2
     assert "add --auto" in capsys.readouterr().err
     assert not (tmp_path / "config.calibrated.yaml").exists()
+
+
+def test_auto_calibration_never_closes_the_gate():
+    from rag.evaluation.autocal import answering_threshold, fit_signal
+
+    vals = [0.95, 0.94, 0.93, 0.92, 0.91, 0.90, 0.89, 0.88, 0.87, 0.86]
+    labels = [True, False, True, False, True, False, True, False, True, False]
+    # precision 0.9 is held only above every value: a closed gate; kept: the threshold answering half
+    tau, warning = answering_threshold(float("inf"), vals, labels, "gate.threshold", 0.9)
+    answered = [v >= tau for v, y in zip(vals, labels) if y]
+    assert sum(answered) / len(answered) >= 0.5 and tau == 0.91
+    assert warning and "answers only 0%" in warning and "gate.threshold" in warning
+    # a threshold that answers enough stays, with no warning
+    assert answering_threshold(0.87, vals, labels, "gate.threshold", 0.9) == (0.87, None)
+
+    class _SP:  # a scored probe, as fit_signal reads it
+        def __init__(self, v, y):
+            self.probe = type("P", (), {"answerable": y, "kind": "answerable" if y else "absent_fact"})()
+            self.found, self.weight, self._v = True, 1, v
+
+        def key(self, signal):
+            return "gate.threshold"
+
+        def read_score(self, signal):
+            return self._v
+
+    fit = fit_signal([_SP(v, y) for v, y in zip(vals, labels)], "dense", 0.95)[0]
+    assert fit.warning is not None and fit.coverage_of_answerable >= 0.5
