@@ -193,6 +193,8 @@ def question_metrics(records: Sequence[Any],
     if correct_doc:
         m["citations.correct_document_rate"] = round(sum(correct_doc) / len(correct_doc), 6)
 
+    m.update(fact_metrics(results, label))
+
     # latency per stage and in flight ("wall"), as the batch summary has it; tokens, attempts
     for stage, stats in summarize(records).latency_ms.items():
         m.update(latency_metrics(stats, f"latency.{re.sub(r'[^a-z0-9_]', '_', stage.lower())}"))
@@ -204,6 +206,50 @@ def question_metrics(records: Sequence[Any],
     curves = {"support": [round(s, 4) for s in support], "budget_use": [round(u, 4) for u in use],
               "status": {s: st.count(s) for s in ("answered", "insufficient_evidence", "failed")}}
     return m, curves
+
+
+def gold_facts(gold: Mapping[str, Any]) -> tuple[tuple[str, ...], str | None]:
+    """The facts an answer must state and the document it must cite, from a question line: top-level
+    ``answer_facts`` / ``expected_doc_id``, or a ``gold`` object (``answer_facts``, ``doc_id``) as in the
+    ``rag eval-answers`` sets."""
+    inner = gold.get("gold") if isinstance(gold.get("gold"), Mapping) else {}
+    facts = gold.get("answer_facts") or inner.get("answer_facts") or ()
+    if isinstance(facts, str):
+        facts = (facts,)
+    doc = gold.get("expected_doc_id") or inner.get("doc_id")
+    return tuple(str(f) for f in facts if str(f).strip()), (str(doc) if doc else None)
+
+
+def fact_metrics(results: Sequence[tuple[Any, Any]], label: Callable[[Any], bool | None]) -> dict[str, float]:
+    """Answers scored by reading them (``rag.evaluation.answer_scoring.fact_found``), not by the document they
+    cite: an answerable question with gold facts is right when answered, every fact is in the answer and (when
+    the line names one) a citation is of the expected document. ``answers.facts_right_rate``: right / such
+    questions; ``answers.facts_precision_of_answered``: right / the answered questions that are labelled (gold
+    facts, or unanswerable: an answer there is wrong). Absent when no line carries facts."""
+    from rag.evaluation.answer_scoring import fact_found
+
+    n_facts = right = answered_labelled = 0
+    for r, res in results:
+        facts, doc = gold_facts(r.gold)
+        answered = r.status == "answered"
+        if not facts:
+            answered_labelled += int(answered and label(r) is False)
+            continue
+        n_facts += 1
+        if not answered:
+            continue
+        answered_labelled += 1
+        text = str(res.get("answer") or "") if isinstance(res, Mapping) else ""
+        cites = res.get("citations") if isinstance(res, Mapping) else None
+        cited = doc is None or (isinstance(cites, list) and any(
+            isinstance(c, Mapping) and c.get("document_id") == doc for c in cites))
+        right += int(cited and all(fact_found(f, text) for f in facts))
+    if not n_facts:
+        return {}
+    out = {"answers.facts_right_rate": round(right / n_facts, 6)}
+    if answered_labelled:
+        out["answers.facts_precision_of_answered"] = round(right / answered_labelled, 6)
+    return out
 
 
 AnswererFactory = Callable[[Any], Any]  # pipeline -> an object with answer()/aanswer()

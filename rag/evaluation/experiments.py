@@ -68,6 +68,7 @@ DEFAULT_METRICS: Mapping[str, tuple[str, ...]] = MappingProxyType({
                    "abstention.answered_when_answerable", "abstention.abstained_when_unanswerable",
                    "abstention.accuracy"),
     "questions": ("answers.answered_rate", "answers.abstained_rate", "answers.failed_rate", "abstention.accuracy",
+                  "answers.facts_right_rate", "answers.facts_precision_of_answered",
                   "retrieval.hit@1", "context.evidence_tokens.mean", "context.budget_use.mean",
                   "context.truncation_rate", "citations.validated_rate", "citations.support.p50",
                   "latency.total.p50_ms", "tokens.prompt.mean"),

@@ -114,6 +114,8 @@ FAMILIES: tuple[MetricFamily, ...] = (
     MetricFamily(r"answers\.answered_rate", "none", "fraction answered"),
     MetricFamily(r"answers\.abstained_rate", "none", "fraction insufficient_evidence"),
     MetricFamily(r"answers\.failed_rate", "min", "fraction failed"),
+    MetricFamily(r"answers\.facts_(right_rate|precision_of_answered)", "max",
+                 "answers scored by their facts: right / questions with gold facts, right / answered labelled"),
     MetricFamily(r"context\.(evidence_tokens|evidence_budget|blocks|budget_use)\.(mean|p50|p95)", "none",
                  "evidence tokens sent, the evidence budget, blocks, tokens / budget"),
     MetricFamily(r"context\.truncation_rate", "none", "fraction of sent blocks that were cut to fit"),

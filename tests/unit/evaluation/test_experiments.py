@@ -262,6 +262,31 @@ def test_question_metrics_hand_computed():
         metric_direction(name)  # every produced name is a known metric
 
 
+def test_answers_are_scored_by_their_facts_not_the_document_cited():
+    recs = [
+        # right: the fact is in the answer and the gold document is cited
+        _rec(0, "answered", {"answerable": True, "gold": {"doc_id": "law", "answer_facts": ["15일"]}},
+             {"answer": "연차휴가는 **15일**입니다.", "citations": [{"document_id": "law"}]}),
+        # the right document, the wrong value: counted right by citation, wrong by reading
+        _rec(1, "answered", {"answerable": True, "gold": {"doc_id": "law", "answer_facts": ["15일"]}},
+             {"answer": "3일 전까지 신청합니다.", "citations": [{"document_id": "law"}]}),
+        # top-level fields (a rag batch line): right value, another document: wrong
+        _rec(2, "answered", {"expected_doc_id": "law", "answer_facts": ["2주일"]},
+             {"answer": "2주일 이내", "citations": [{"document_id": "other"}]}),
+        _rec(3, "insufficient_evidence", {"answerable": True, "gold": {"doc_id": "law", "answer_facts": ["1일"]}},
+             {"answer": "", "citations": []}),
+        # an answered unanswerable question is a wrong answer
+        _rec(4, "answered", {"answerable": False}, {"answer": "아마도", "citations": [{"document_id": "law"}]}),
+    ]
+    m, _ = question_metrics(recs)
+    assert m["answers.facts_right_rate"] == pytest.approx(1 / 4)
+    assert m["answers.facts_precision_of_answered"] == pytest.approx(1 / 4)  # q0 right of q0, q1, q2, q4
+    for name in m:
+        metric_direction(name)
+    m2, _ = question_metrics([_rec(0, "answered", {"expected_doc_id": "x"}, {"answer": "a", "citations": []})])
+    assert not any(k.startswith("answers.facts_") for k in m2)  # no facts in the set: no fact metrics
+
+
 def test_questions_experiment_answers_through_the_batch_runner(tmp_path):
     extra = {"manifest": {"evidence_tokens": 200, "evidence_budget": 800, "blocks": [{"truncated": False}],
                           "dropped": []}}
