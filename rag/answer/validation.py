@@ -206,7 +206,8 @@ class CheckInput:
     abstention_texts: frozenset[str]  # normalized (rag.text.normalize)
     cosines: Callable[[Sequence[str], Sequence[str]], np.ndarray]  # the embedder's, for the embedding methods
     question: QuestionAnalysis | None = None  # the question the answer is for, when given
-    similarity: Callable[[str, str], float] | None = None  # question vs answer cosine, with an embedder
+    similarity: Callable[[str, str], float] | None = None  # question vs answer cosine (or the reader's probability)
+    address_bar: float | None = None  # what ``similarity`` must reach (None: config.address_min_cosine)
 
     @cached_property
     def sentences(self) -> tuple[Sentence, ...]:
@@ -420,7 +421,8 @@ def check_addresses(inp: CheckInput) -> CheckOutput:
     sentences = [s.text for s in inp.sentences]
     return CheckOutput(tuple(addressing_violations(inp.question, sentences, inp.source_map,
                                                    inp.config.min_question_coverage, similarity=inp.similarity,
-                                                   min_cosine=inp.config.address_min_cosine)))
+                                                   min_cosine=inp.config.address_min_cosine if inp.address_bar is None
+                                                   else inp.address_bar)))
 
 
 # The order the checks run in, and so the order of the violations in a report.
@@ -447,10 +449,12 @@ class CitationValidator:
     """Validates payloads against a source map. Stores settings only; the embedder is optional."""
 
     def __init__(self, config: ValidationConfig | None = None, embedder: Embedder | None = None, *,
-                 abstention_texts: Collection[str] = ()) -> None:
+                 abstention_texts: Collection[str] = (), reader: Callable[[str, str], float] | None = None) -> None:
         """``config``: the ``validation`` section. ``embedder`` is needed for the embedding support
-        methods, and gives the addressing check its cosine (``address_min_cosine``). ``abstention_texts``: the only non-empty answers an ``insufficient_evidence``
-        payload may carry (compared after :func:`rag.text.normalize`)."""
+        methods, and gives the addressing check its cosine (``address_min_cosine``). ``abstention_texts``: the only
+        non-empty answers an ``insufficient_evidence`` payload may carry (compared after :func:`rag.text.normalize`).
+        ``reader``: with ``address_model: reader``, the addressing check reads its probability against
+        ``address_min_reader`` instead of the cosine."""
         config = config or ValidationConfig()
         if config.support_method != "lexical" and embedder is None:
             raise ConfigError(f"validation.support_method={config.support_method!r} needs an embedder; pass one "
@@ -458,6 +462,8 @@ class CitationValidator:
         self.config = config
         self.embedder = embedder
         self.abstention_texts = frozenset(normalize(t) for t in abstention_texts if t.strip())
+        # (question, answer) -> the reader's probability that the answer answers (validation.address_model: reader)
+        self.reader = reader
 
     # -- support ---------------------------------------------------------------
     def _cosines(self, claims: Sequence[str], passages: Sequence[str]) -> np.ndarray:
@@ -480,9 +486,11 @@ class CitationValidator:
         if isinstance(parsed, Violation):
             return ValidationReport(None, "", None, (parsed,), (), (), (), time.perf_counter() - t0)
         asked = analyze_question(question) if question else None
-        similarity = self._similarity if self.embedder is not None else None
+        similarity, bar = self._similarity if self.embedder is not None else None, None
+        if self.reader is not None and self.config.address_model == "reader":
+            similarity, bar = self.reader, self.config.address_min_reader
         found = run_checks(CheckInput(parsed, source_map, self.config, self.abstention_texts, self._cosines, asked,
-                                      similarity))
+                                      similarity, bar))
         return self._report(parsed, list(found.violations), found.citations, found.sentences, source_map, t0)
 
     def _report(self, payload: AnswerPayload, violations: list[Violation], checks: tuple[CitationCheck, ...],

@@ -265,6 +265,9 @@ class ValidationConfig(Section):
     # the same bar when the extractive generator reads with the reader (generation.extractive_scorer: reader):
     # the reader's calibrated probability that the answer's best sentence answers the question
     address_min_reader: float | None = Field(0.1, ge=0, le=1)
+    # which model gives the addressing check of every answer (an LLM's too) its score: the embedder's cosine
+    # against address_min_cosine, or the reader (the reranker's model) against address_min_reader
+    address_model: Literal["embedding", "reader"] = "embedding"
 
 
 class SecurityConfig(Section):

@@ -340,7 +340,14 @@ class Components:
         if self._validator is None:
             v = self.config.validation
             needs = v.support_method != "lexical" or (v.check_addresses and v.address_min_cosine is not None)
-            self._validator = CitationValidator(v, self.embedder if needs else None,
+            reader = None
+            if v.check_addresses and v.address_model == "reader":
+                if self.reranker is None:
+                    raise ConfigError("validation.address_model: reader reads with the reranker's model; set "
+                                      "rerank.enabled: true (rerank.model: reader) or address_model: embedding")
+                score = reader_scorer(self.reranker)
+                reader = lambda q, a: score(q, [a])[0]  # noqa: E731
+            self._validator = CitationValidator(v, self.embedder if needs else None, reader=reader,
                                                 abstention_texts=self.config.generation.abstention_messages.values())
         return self._validator
 

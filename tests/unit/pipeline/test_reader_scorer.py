@@ -52,3 +52,24 @@ def test_reader_scorer_needs_the_reranker(tmp_path):
                                     "index": {"path": str(tmp_path / "ix")}})
     with pytest.raises(ConfigError, match="rerank.enabled"):
         Pipeline(cfg).components._extractive_scorer()
+
+
+def test_the_validator_reads_addressing_with_the_reader(monkeypatch):
+    import json
+
+    from rag.answer import validation
+
+    seen = []
+    real = validation.run_checks
+    monkeypatch.setattr(validation, "run_checks", lambda inp: seen.append(inp) or real(inp))
+
+    def reader(q, a):
+        return 0.05
+
+    payload = json.dumps({"status": "answered", "answer": "근로자는 휴가를 신청할 수 있다.", "citations": []})
+    validation.CitationValidator(ValidationConfig(address_model="reader", address_min_reader=0.3),
+                                 reader=reader).validate(payload, {}, question="연차휴가는 며칠인가?")
+    assert seen[-1].similarity is reader and seen[-1].address_bar == 0.3
+    validation.CitationValidator(ValidationConfig(address_model="embedding"), reader=reader).validate(
+        payload, {}, question="연차휴가는 며칠인가?")
+    assert seen[-1].similarity is None and seen[-1].address_bar is None  # no embedder: coverage only
