@@ -12,5 +12,8 @@ The data part (``rag reader data build``) and the learned combination's first st
 - :mod:`rag.reader.featstore`: those vectors for a sample of groups, chunked, cached, resumable;
 - :mod:`rag.reader.combine`: the logistic heads, their JSON artifact (``rag/_models/reader-combiner``);
 - :mod:`rag.reader.answerable`: the question-level answerable head's raw-feature aggregates and threshold;
-- :mod:`rag.reader.evaluate` and :mod:`rag.reader.experiment`: training, the eval measures and the report.
+- :mod:`rag.reader.evaluate` and :mod:`rag.reader.experiment`: training, the eval measures and the report;
+- :mod:`rag.reader.groups`: the neural reader's training groups (passage windows, sentences, unanswerable);
+- :mod:`rag.reader.neural`: its resumable CPU trainer (``rag reader train-model``) and model card;
+- :mod:`rag.reader.neural_eval`: its held-back measures and calibration (``rag reader eval-model``).
 """
