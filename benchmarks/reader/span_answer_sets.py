@@ -1,6 +1,8 @@
-"""Answer-level sets for ``rag eval-answers`` from the span datasets, held-back half only.
+"""Answer-level sets for ``rag eval-answers`` from the span datasets: the reader's eval split (to report once)
+or its calib split (to choose settings on).
 
-- ``korquad-eval``: KorQuAD 1.0 dev questions whose paragraph falls in the reader's ``eval`` split, asked
+- ``korquad-eval``: KorQuAD 1.0 dev questions whose paragraph falls in the reader's ``eval`` split (or
+  ``calib``: ``korquad-calib``), asked
   over the whole KorQuAD corpus (all 964 paragraphs, one document each);
 - ``squad2-eval``: SQuAD 2.0 questions (answerable and not) whose paragraph falls in the reader's
   ``eval`` split, over every paragraph of the shared half.
@@ -38,7 +40,7 @@ def _write(out: Path, docs: list[dict], questions: list[dict], limit: int | None
     return len(docs), len(questions)
 
 
-def korquad(shared: Path, out: Path, limit: int | None) -> tuple[int, int]:
+def korquad(shared: Path, out: Path, limit: int | None, split: str = "eval") -> tuple[int, int]:
     docs, questions = [], []
     corpus = [json.loads(line) for line in (shared / "korquad1" / "corpus.jsonl").open(encoding="utf-8")]
     for o in corpus:
@@ -52,21 +54,21 @@ def korquad(shared: Path, out: Path, limit: int | None) -> tuple[int, int]:
         q = queries[qid]
         answers = (q.get("metadata") or {}).get("answers") or q.get("answers") or []
         answer = min((a["text"] if isinstance(a, dict) else str(a) for a in answers), key=len, default=None)
-        if not answer or split_of("korquad1", pid) != "eval":
+        if not answer or split_of("korquad1", pid) != split:
             continue
         questions.append({"id": qid, "question": q["text"], "answerable": True, "style": "korquad",
                           "gold": {"doc_id": pid, "version": "1", "answer_facts": [answer]}})
-    return _write(out / "korquad-eval", docs, questions, limit)
+    return _write(out / f"korquad-{split}", docs, questions, limit)
 
 
-def squad(shared: Path, out: Path, limit: int | None) -> tuple[int, int]:
+def squad(shared: Path, out: Path, limit: int | None, split: str = "eval") -> tuple[int, int]:
     data = json.loads((shared / "squad2" / "dev-v2.0-half.json").read_text(encoding="utf-8"))["data"]
     docs, questions = [], []
     for art in data:
         for pi, para in enumerate(art["paragraphs"]):
             pid = f"{art['title']}#{pi}"
             docs.append({"id": pid, "version": "1", "title": art["title"].replace("_", " "), "text": para["context"]})
-            if split_of("squad2", pid) != "eval":
+            if split_of("squad2", pid) != split:
                 continue
             for qa in para["qas"]:
                 if qa["is_impossible"]:
@@ -76,7 +78,7 @@ def squad(shared: Path, out: Path, limit: int | None) -> tuple[int, int]:
                 answer = min((a["text"] for a in qa["answers"]), key=len)
                 questions.append({"id": qa["id"], "question": qa["question"], "answerable": True, "style": "squad",
                                   "gold": {"doc_id": pid, "version": "1", "answer_facts": [answer]}})
-    return _write(out / "squad2-eval", docs, questions, limit)
+    return _write(out / f"squad2-{split}", docs, questions, limit)
 
 
 if __name__ == "__main__":
@@ -84,7 +86,8 @@ if __name__ == "__main__":
     ap.add_argument("--shared", default="../shared/data")
     ap.add_argument("--out", default="data/cache/answersets")
     ap.add_argument("--max-questions", type=int, default=None)
+    ap.add_argument("--split", default="eval", choices=("calib", "eval"), help="calib: for choosing, eval: to report")
     a = ap.parse_args()
-    for name, fn in (("korquad-eval", korquad), ("squad2-eval", squad)):
-        n_docs, n_q = fn(Path(a.shared), Path(a.out), a.max_questions)
+    for name, fn in ((f"korquad-{a.split}", korquad), (f"squad2-{a.split}", squad)):
+        n_docs, n_q = fn(Path(a.shared), Path(a.out), a.max_questions, a.split)
         print(f"{name}: {n_docs} documents, {n_q} questions -> {Path(a.out) / name}")

@@ -14,7 +14,7 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 def test_shipped_configs_validate():
     root = Path(__file__).resolve().parents[2]
-    for name in ("default.yaml", "en.yaml"):
+    for name in ("default.yaml", "en.yaml", "reader.yaml"):
         cfg = load_config(root / "configs" / name)
         assert cfg.retrieval.fusion.k > 0
 
