@@ -22,10 +22,10 @@ TIERS: dict[str, int] = {
     "rag.text": 1, "rag.documents": 1,
     "rag.index": 2,
     "rag.retrieval": 3,
-    # the learned reader (data recipe now; model and training next): below rerank, context and answer,
-    # which will read its scores; it reads text and index (sentences, analyzers, BM25) only
-    "rag.reader": 3,
     "rag.rerank": 4, "rag.context": 4,
+    # the learned reader's data, training and measures: above rerank (its model is stored, loaded and served
+    # as a cross-encoder by rag.rerank, which the pipeline reads it through); nothing below reads rag.reader
+    "rag.reader": 5,
     "rag.answer": 5,
     "rag.result": 6, "rag.tools": 6, "rag.conversation": 6,
     "rag.pipeline": 7,
