@@ -27,9 +27,9 @@ log = logging.getLogger(__name__)
 def measurements() -> dict[str, Measurement]:
     """Every measurement by name (``rag bench list``)."""
     from rag.bench import context, documents, e2e, embedders, filtering, injection, languages, milvus_equivalence
-    from rag.bench import rerank, retrieval, serve, support, tools, validation
+    from rag.bench import reader, rerank, retrieval, serve, support, tools, validation
 
-    found = (context, documents, e2e, embedders, filtering, injection, languages, milvus_equivalence, rerank,
+    found = (context, documents, e2e, embedders, filtering, injection, languages, milvus_equivalence, reader, rerank,
              retrieval, serve, support, tools, validation)
     return {m.MEASUREMENT.name: m.MEASUREMENT for m in sorted(found, key=lambda m: m.MEASUREMENT.name)}
 
