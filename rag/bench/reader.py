@@ -33,7 +33,7 @@ def run(o: Options) -> Outcome:
     scorer = CrossEncoderScorer(RerankConfig(model=o.model, max_length=o.max_length, quantize=True))
     ce = scorer._load()
     scored = ne.score_groups(groups, lambda pairs: ce.predict(list(pairs), batch_size=32, show_progress_bar=False))
-    keys = {r.key.replace("/", "."): {"groups": r.groups, "mrr": r.mrr, "acc_at_1": r.acc_at_1}
+    keys = {r.key.replace("/", "_"): {"groups": r.groups, "mrr": r.mrr, "acc_at_1": r.acc_at_1}
             for r in ne.key_reports(scored)}
     aurocs = ne.answerable_auroc(scored)
     out = {"model": scorer.model_id, "split": o.split, "per_key": o.per_key, "groups": len(groups),
