@@ -35,8 +35,9 @@ logger = logging.getLogger(__name__)
 SIGNALS = ("dense", "bm25", "probability")
 MIN_PER_CLASS = 5  # a group with fewer probes of either class keeps its threshold
 SWITCH_MARGIN = 0.02  # worst-group AUROC another signal must gain to replace the configured one
-# --auto never closes the gate: a fitted threshold that would answer fewer of the answerable probes than this
-# is lowered to the one that answers this share, with a warning (the target precision is not held there)
+# --auto never closes the gate: a threshold fitted on probes alone that would answer fewer of the answerable probes
+# than this is lowered, in the config it writes, to the one that answers this share, with a warning (the target
+# precision is not held there); a fit with labelled questions (--from-batch) keeps what the labels say
 MIN_ANSWERED = 0.5
 # The probes are a small sample (some 80 a class): the fit holds the target precision this many standard errors
 # below what the answered probes measure (Wilson's lower bound), so a few probes either side of the line do not
@@ -135,9 +136,11 @@ class GroupFit:
 
 
 def fit_signal(scored: Sequence[ScoredProbe], signal: str, target_precision: float,
-               standard_errors: float = STANDARD_ERRORS, margins: Mapping[str, float] | None = None) -> list[GroupFit]:
+               standard_errors: float = STANDARD_ERRORS, margins: Mapping[str, float] | None = None, *,
+               floor: bool = False) -> list[GroupFit]:
     """Each threshold key's fit (:func:`held_threshold`); ``margins``: the margin a key's probes alone held,
-    kept when labelled questions join them, so labels move the threshold rather than the margin."""
+    kept when labelled questions join them, so labels move the threshold rather than the margin. ``floor``:
+    never a closed gate (:func:`answering_threshold`), for the fit that is written to the config."""
     groups: dict[str, list[ScoredProbe]] = {}
     for sp in scored:
         if sp.probe.answerable and not sp.found:
@@ -161,7 +164,9 @@ def fit_signal(scored: Sequence[ScoredProbe], signal: str, target_precision: flo
             continue
         tau, held = held_threshold(vals, labels, [sp.weight for sp in items], target_precision,
                                    (margins or {}).get(key, standard_errors))
-        tau, warning = answering_threshold(tau, vals, labels, key, target_precision)
+        warning = None
+        if floor:
+            tau, warning = answering_threshold(tau, vals, labels, key, target_precision)
         ans = [v >= tau for v in vals]
         cov = sum(x for x, y in zip(ans, labels) if y) / npos
         abst = sum(not x for x, y in zip(ans, labels) if not y) / nneg
@@ -358,6 +363,8 @@ def auto_calibrate(pipeline, target_precision: float, report_dir: Path, *, per_l
     else:
         signal, fits = signal0, fits0
     chosen = fits[signal]
+    if not labelled:  # probes alone: never write a closed gate
+        chosen = fit_signal(scored, signal, target_precision, standard_errors, floor=True)
     fingerprint = corpus_fingerprint(pipeline.index.documents)
     updates = dict(_updates(signal, chosen, configured), **{"gate.fitted_on": fingerprint})
     examples = {k: [sp.probe.question for sp in scored if sp.probe.kind == k][:8]
@@ -371,6 +378,7 @@ def auto_calibrate(pipeline, target_precision: float, report_dir: Path, *, per_l
         "groups": {s: [g.to_json() for g in f] for s, f in fits.items()},
         "examples": examples, "config_updates": updates,
         "warnings": [g.warning for g in chosen if g.warning],
+        "written": [g.to_json() for g in chosen],  # the chosen signal's groups as written (after the floor)
     }
     if feedback is not None:
         without = _updates(signal0, fits0[signal0], configured)

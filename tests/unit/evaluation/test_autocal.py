@@ -61,13 +61,17 @@ def test_calibrate_auto_writes_fitted_thresholds_and_the_corpus_fingerprint(tmp_
     assert written["fitted_on"] == corpus_fingerprint(p.index.documents)
     rep = json.loads((report / "auto_calibration.json").read_text())
     assert rep["signal"] == written["signal"]
-    fitted = [g for g in rep["groups"][rep["signal"]] if g["threshold"] is not None]
-    assert fitted, rep["groups"]
+    fitted = [g for g in rep["written"] if g["threshold"] is not None]
+    assert fitted, rep["written"]
+    raw = {g["key"]: g for g in rep["groups"][rep["signal"]]}
     for g in fitted:  # each fitted key is in the written config with the reported value
         node = {"gate": written}
         for part in g["key"].split("."):
             node = node[part]
         assert node == g["threshold"]
+        # a written threshold differs from the fit only where the fit would close the gate, and says so
+        assert (g["threshold"] == raw[g["key"]]["threshold"]) == (g["warning"] is None)
+        assert (g["warning"] is None) or g["warning"] in rep["warnings"]
     assert rep["examples"]["answerable"] and rep["examples"]["absent_topic"]
     assert len(rep["probes"]) == rep["probes"].__len__() == rep["answerable_found"] + rep["answerable_not_found"] + sum(
         1 for x in rep["probes"] if not x["answerable"])
@@ -210,5 +214,8 @@ def test_auto_calibration_never_closes_the_gate():
         def read_score(self, signal):
             return self._v
 
-    fit = fit_signal([_SP(v, y) for v, y in zip(vals, labels)], "dense", 0.95)[0]
-    assert fit.warning is not None and fit.coverage_of_answerable >= 0.5
+    probes = [_SP(v, y) for v, y in zip(vals, labels)]
+    fit = fit_signal(probes, "dense", 0.95, floor=True)[0]
+    assert fit.warning is not None and fit.coverage_of_answerable >= 0.5 and fit.threshold == 0.91
+    raw = fit_signal(probes, "dense", 0.95)[0]  # what the report compares labels against: the fit itself
+    assert raw.warning is None and raw.threshold != 0.91
