@@ -207,7 +207,7 @@ class CheckInput:
     cosines: Callable[[Sequence[str], Sequence[str]], np.ndarray]  # the embedder's, for the embedding methods
     question: QuestionAnalysis | None = None  # the question the answer is for, when given
     similarity: Callable[[str, str], float] | None = None  # question vs answer cosine (or the reader's probability)
-    address_bar: float | None = None  # what ``similarity`` must reach (None: config.address_min_cosine)
+    address_bar: float | None = None  # what ``similarity`` must reach (the validator passes its configured bar)
 
     @cached_property
     def sentences(self) -> tuple[Sentence, ...]:
@@ -421,8 +421,7 @@ def check_addresses(inp: CheckInput) -> CheckOutput:
     sentences = [s.text for s in inp.sentences]
     return CheckOutput(tuple(addressing_violations(inp.question, sentences, inp.source_map,
                                                    inp.config.min_question_coverage, similarity=inp.similarity,
-                                                   min_cosine=inp.config.address_min_cosine if inp.address_bar is None
-                                                   else inp.address_bar)))
+                                                   min_cosine=inp.address_bar)))
 
 
 # The order the checks run in, and so the order of the violations in a report.
@@ -486,7 +485,8 @@ class CitationValidator:
         if isinstance(parsed, Violation):
             return ValidationReport(None, "", None, (parsed,), (), (), (), time.perf_counter() - t0)
         asked = analyze_question(question) if question else None
-        similarity, bar = self._similarity if self.embedder is not None else None, None
+        similarity = self._similarity if self.embedder is not None else None
+        bar = self.config.address_min_cosine
         if self.reader is not None and self.config.address_model == "reader":
             similarity, bar = self.reader, self.config.address_min_reader
         found = run_checks(CheckInput(parsed, source_map, self.config, self.abstention_texts, self._cosines, asked,

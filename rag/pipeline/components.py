@@ -316,11 +316,16 @@ class Components:
         if kind == "embedding":
             return embedding_scorer(self.embedder)
         if kind == "reader":
-            if self.reranker is None:
-                raise ConfigError("generation.extractive_scorer: reader reads sentences with the reranker's model; "
-                                  "set rerank.enabled: true (rerank.model: reader) or use extractive_scorer: embedding")
-            return reader_scorer(self.reranker)
+            return self._reader("generation.extractive_scorer", "extractive_scorer: embedding")
         return None
+
+    def _reader(self, key: str, instead: str):
+        """The reader's sentence scorer (:func:`reader_scorer`) for the setting ``key``; it reads with the
+        reranker's model, so a disabled reranker is a :class:`ConfigError` that names ``instead``."""
+        if self.reranker is None:
+            raise ConfigError(f"{key}: reader reads with the reranker's model; set rerank.enabled: true "
+                              f"(rerank.model: reader) or use {instead}")
+        return reader_scorer(self.reranker)
 
     @property
     def fallback_generator(self) -> Generator | None:
@@ -342,10 +347,7 @@ class Components:
             needs = v.support_method != "lexical" or (v.check_addresses and v.address_min_cosine is not None)
             reader = None
             if v.check_addresses and v.address_model == "reader":
-                if self.reranker is None:
-                    raise ConfigError("validation.address_model: reader reads with the reranker's model; set "
-                                      "rerank.enabled: true (rerank.model: reader) or address_model: embedding")
-                score = reader_scorer(self.reranker)
+                score = self._reader("validation.address_model", "address_model: embedding")
                 reader = lambda q, a: score(q, [a])[0]  # noqa: E731
             self._validator = CitationValidator(v, self.embedder if needs else None, reader=reader,
                                                 abstention_texts=self.config.generation.abstention_messages.values())

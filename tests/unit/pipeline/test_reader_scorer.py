@@ -72,4 +72,5 @@ def test_the_validator_reads_addressing_with_the_reader(monkeypatch):
     assert seen[-1].similarity is reader and seen[-1].address_bar == 0.3
     validation.CitationValidator(ValidationConfig(address_model="embedding"), reader=reader).validate(
         payload, {}, question="연차휴가는 며칠인가?")
-    assert seen[-1].similarity is None and seen[-1].address_bar is None  # no embedder: coverage only
+    # no embedder: coverage only (the configured cosine bar is passed, with nothing to read it against)
+    assert seen[-1].similarity is None and seen[-1].address_bar == ValidationConfig().address_min_cosine
