@@ -46,18 +46,18 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from rag.config import ValidationConfig
-from rag.context.builder import ContextBlock, page_label
+from rag.context.builder import ContextBlock
 from rag.errors import ConfigError
 from rag.answer.addressing import addressing_violations
 from rag.answer.contract import AnswerPayload, Violation, ViolationCode, parse_payload
+from rag.answer.report import CitationCheck, ResolvedCitation, SentenceCheck, ValidationReport, resolve
 from rag.answer.support import SupportCheck, check_support, decide, evidence_text
 from rag.text.question_analysis import QuestionAnalysis, analyze_question
-from rag.text.segment import refine_locator
 from rag.text.sentences import Sentence, answer_sentences, marker_ids, strip_markers
 from rag.text.lexical import find_urls, normalize, quote_found
 from rag.index.embedders import cosines
@@ -66,105 +66,6 @@ if TYPE_CHECKING:
     from rag.index.embedders import Embedder
 
 logger = logging.getLogger(__name__)
-
-@dataclass(frozen=True)
-class CitationCheck:
-    index: int  # position in the payload's citations
-    source_id: str
-    known: bool
-    claim: str
-    quote: str
-    quote_found: bool
-    support: float  # the score the decision used (lexical, embedding, or the max of both)
-    lexical_support: float  # clause-aligned lexical support (rag.text.facts.clause_support)
-    embedding_support: float | None
-    supported: bool  # score, numbers and polarity all pass
-    numbers_ok: bool = True
-    polarity_ok: bool = True
-    missing_quantities: tuple[str, ...] = ()  # claim quantities (as written) its block does not state there
-    polarity_reason: str | None = None
-
-
-@dataclass(frozen=True)
-class SentenceCheck:
-    index: int
-    text: str
-    source_ids: tuple[str, ...]  # every id its markers name
-    valid_ids: tuple[str, ...]  # those that exist in the source map
-    support: float | None  # against the union of its valid blocks; None without valid markers
-    supported: bool  # score, numbers and polarity all pass
-    numbers_ok: bool = True
-    polarity_ok: bool = True
-    missing_quantities: tuple[str, ...] = ()
-    polarity_reason: str | None = None
-
-
-@dataclass(frozen=True)
-class ResolvedCitation:
-    """A citation as the server proves it: everything but ``claim`` and ``quote`` comes from the source map."""
-
-    source_id: str
-    evidence_id: str
-    document_id: str
-    document_version: str
-    uri: str
-    title: str
-    page: int | None
-    start_char: int
-    end_char: int
-    claim: str
-    quote: str
-    locator: str = ""  # the block's human locator (e.g. "제16조제1항"), from the source map
-    file: str = ""  # the file the block was read from (relative to its folder), "" for JSONL documents
-    page_end: int | None = None  # the page where the quote ends (differs from ``page`` across a page break)
-    quote_start: int | None = None  # the quote's span in the document's text, when it was found verbatim
-    quote_end: int | None = None
-
-    @property
-    def where(self) -> str:
-        """What a person follows: ``근로기준법.pdf p. 4 · 제28조제2항`` (file or title, page, article)."""
-        head = " ".join(x for x in (self.file or self.title, page_label(self.page, self.page_end)) if x)
-        return " · ".join(x for x in (head, self.locator) if x)
-
-
-@dataclass(frozen=True)
-class ValidationReport:
-    status: Literal["answered", "insufficient_evidence"] | None  # None when the payload did not parse
-    answer: str
-    payload: AnswerPayload | None
-    violations: tuple[Violation, ...]
-    citations: tuple[CitationCheck, ...]
-    sentences: tuple[SentenceCheck, ...]
-    resolved: tuple[ResolvedCitation, ...]  # filled only when ``ok``
-    latency_s: float
-
-    @property
-    def ok(self) -> bool:
-        return not self.violations
-
-    @property
-    def codes(self) -> tuple[str, ...]:
-        return tuple(v.code for v in self.violations)
-
-
-def resolve(block: ContextBlock, claim: str, quote: str) -> ResolvedCitation:
-    """A citation from the source map. The locator is made precise to where the quote sits in the
-    block (``제618조`` + a quote in item 3 gives ``제618조제3호``)."""
-    locator = block.locator
-    q = quote.strip()
-    at = block.text.find(q) if q else -1
-    if locator and at >= 0:
-        locator = refine_locator(locator, block.text, at)
-    page, page_end = block.page, block.page_end
-    span: tuple[int | None, int | None] = (None, None)
-    if at >= 0:
-        page, page_end = block.page_at(at), block.page_at(at + len(q) - 1)
-        if not block.neutralized:  # offsets of neutralized text do not map back one to one
-            span = (block.start_char + at, block.start_char + at + len(q))
-    return ResolvedCitation(block.source_id, block.evidence_id, block.document_id, block.document_version, block.uri,
-                            block.title, page, block.start_char, block.end_char, claim, quote, locator,
-                            block.file, page_end, *span)
-
 
 def _plural(items: Sequence[str]) -> str:
     return ", ".join(repr(x) for x in items)
