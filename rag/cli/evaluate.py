@@ -23,10 +23,10 @@ def cmd_eval_retrieval(args) -> int:
             name = Path(args.dataset).name
             qf = lambda q: in_holdout(name, q, args.holdout)  # noqa: E731
         if getattr(args, "reader_split", None):
-            from rag.index.loaders import load_beir
+            from rag.index.loaders import load_qrels
             from rag.reader.splits import beir_query_filter
 
-            qf = beir_query_filter(args.dataset, load_beir(Path(args.dataset), args.split).qrels, args.reader_split)
+            qf = beir_query_filter(args.dataset, load_qrels(args.dataset, args.split), args.reader_split)
         res = evaluate_retrieval(p, args.dataset, args.split, max_queries=args.max_queries, progress=progress,
                                  rerank=not args.no_rerank, query_filter=qf)
     finally:

@@ -131,7 +131,8 @@ def load_beir_corpus(root: str | Path) -> list[Document]:
     return docs
 
 
-def load_beir(root: str | Path, split: str) -> BeirDataset:
+def load_qrels(root: str | Path, split: str) -> dict[str, dict[str, int]]:
+    """``qrels/<split>.tsv`` of a BEIR folder: query id -> document id -> relevance."""
     r = Path(root)
     if not r.is_dir():
         raise DatasetError(f"dataset folder not found: {r}")
@@ -151,6 +152,12 @@ def load_beir(root: str | Path, split: str) -> BeirDataset:
             except ValueError:
                 raise DatasetError(f"{qrels_path}:{lineno}: score {row[2]!r} is not a number") from None
             qrels.setdefault(row[0], {})[row[1]] = score
+    return qrels
+
+
+def load_beir(root: str | Path, split: str) -> BeirDataset:
+    r = Path(root)
+    qrels = load_qrels(r, split)
     qp = r / "queries.jsonl"
     if not qp.is_file():
         raise DatasetError(f"{r}: no queries.jsonl")
