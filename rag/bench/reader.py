@@ -30,13 +30,12 @@ def run(o: Options) -> Outcome:
     from rag.rerank import CrossEncoderScorer
 
     groups = ne.eval_groups(repo_path(o.data), o.per_key, split=o.split)
-    scorer = CrossEncoderScorer(RerankConfig(model=o.model, max_length=o.max_length, quantize=True))
-    ce = scorer._load()
-    scored = ne.score_groups(groups, lambda pairs: ce.predict(list(pairs), batch_size=32, show_progress_bar=False))
+    scored = ne.score_groups(groups, ne.pair_scorer(o.model, o.max_length))
     keys = {r.key.replace("/", "_"): {"groups": r.groups, "mrr": r.mrr, "acc_at_1": r.acc_at_1}
             for r in ne.key_reports(scored)}
     aurocs = ne.answerable_auroc(scored)
-    out = {"model": scorer.model_id, "split": o.split, "per_key": o.per_key, "groups": len(groups),
+    model_id = CrossEncoderScorer(RerankConfig(model=o.model, quantize=True)).model_id
+    out = {"model": model_id, "split": o.split, "per_key": o.per_key, "groups": len(groups),
            "keys": keys, "answerable_auroc": aurocs}
     table = [ne.table({o.model: ne.key_reports(scored)}), "",
              "answerable AUROC: " + ", ".join(f"{k} {v:.3f}" for k, v in aurocs.items() if v is not None)]

@@ -30,16 +30,6 @@ def cmd_train_model(args) -> int:
     return 0
 
 
-def scorer_for(model: str, max_length: int, quantize: bool):
-    """``pairs -> raw logits`` of a bundled name (``reader``, ``e5-ko-en``, ``minilm``) or a model folder."""
-    from rag.config import RerankConfig
-    from rag.rerank.cross_encoder import CrossEncoderScorer
-
-    sc = CrossEncoderScorer(RerankConfig(model=model, max_length=max_length, quantize=quantize))
-    ce = sc._load()
-    return lambda pairs: ce.predict(list(pairs), batch_size=32, show_progress_bar=False)
-
-
 def cmd_eval_model(args) -> int:
     from rag.cli.common import progress_bars
     from rag.reader import neural_eval as ne
@@ -49,7 +39,7 @@ def cmd_eval_model(args) -> int:
     progress, bars = progress_bars()
     try:
         for m in args.model:
-            scored = ne.score_groups(groups, scorer_for(m, args.max_length, args.quantize),
+            scored = ne.score_groups(groups, ne.pair_scorer(m, args.max_length, args.quantize),
                                      lambda d, n, m=m: progress(f"score {m}", d, n))
             reports[m] = ne.key_reports(scored)
             aurocs[m] = ne.answerable_auroc(scored)

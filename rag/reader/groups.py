@@ -119,31 +119,30 @@ def question_groups(rows: Sequence[ReaderExample], negatives: int, seed: int) ->
         yield ReaderGroup("none", first.source, pair, first.question_id, first.question, tuple(texts), False)
 
 
-def draw_groups(data: Path, quotas: Mapping[str, int], negatives: int = 7, seed: int = 13,
+def _question_rows(data: Path, split: str) -> Iterator[list[ReaderExample]]:
+    """The examples of ``split``, one list per question and language pair (they are contiguous in the shards)."""
+    for _, rows in itertools.groupby(iter_examples(data, split),
+                                     key=lambda e: (e.source, e.question_id, e.question_lang, e.passage_lang)):
+        yield list(rows)
+
+
+def draw_groups(data: Path, quotas: Mapping[str, int] | int, negatives: int = 7, seed: int = 13,
                 split: str = "train") -> list[ReaderGroup]:
     """Groups of ``split`` (train unless told), at most ``quotas[source/kind/pair]`` of each key (a
-    missing key draws none), chosen by a seeded hash order; returned in a seeded shuffled order."""
+    missing key draws none; an int: that many of every key), chosen by a seeded hash order; returned in a
+    seeded shuffled order."""
+    def limit(key: str) -> int:
+        return quotas if isinstance(quotas, int) else quotas.get(key, 0)
+
     by_key: dict[str, list[tuple[str, ReaderGroup]]] = {}
-    examples = iter_examples(data, split)
-    for _, rows in itertools.groupby(examples, key=lambda e: (e.source, e.question_id, e.question_lang, e.passage_lang)):
-        rows = list(rows)
+    for rows in _question_rows(data, split):
         for g in question_groups(rows, negatives, seed):
-            if quotas.get(g.quota_key, 0) <= 0:
+            if limit(g.quota_key) <= 0:
                 continue
             order = hashlib.sha256(f"{seed}\x1f{g.quota_key}\x1f{g.question_id}".encode()).hexdigest()
             by_key.setdefault(g.quota_key, []).append((order, g))
     out: list[ReaderGroup] = []
     for k in sorted(by_key):
-        out.extend(g for _, g in sorted(by_key[k], key=lambda t: t[0])[: quotas[k]])
+        out.extend(g for _, g in sorted(by_key[k], key=lambda t: t[0])[: limit(k)])
     random.Random(seed).shuffle(out)
     return out
-
-
-def available(data: Path, negatives: int = 7, seed: int = 13, split: str = "train") -> dict[str, int]:
-    """How many groups of each key ``split`` offers (for choosing quotas)."""
-    counts: dict[str, int] = {}
-    for _, rows in itertools.groupby(iter_examples(data, split),
-                                     key=lambda e: (e.source, e.question_id, e.question_lang, e.passage_lang)):
-        for g in question_groups(list(rows), negatives, seed):
-            counts[g.quota_key] = counts.get(g.quota_key, 0) + 1
-    return dict(sorted(counts.items()))

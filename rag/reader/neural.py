@@ -233,11 +233,4 @@ def write_card(cfg: ReaderModelConfig, run: TrainRun, metrics: dict | None = Non
     return path
 
 
-def total_steps(cfg: ReaderModelConfig) -> int:
-    groups = draw_groups(cfg.resolve(cfg.data), cfg.quotas, cfg.negatives, cfg.seed)
-    n = len(plan_batches([g for g in groups if len(g.texts) == cfg.negatives + 1], cfg.groups_per_step, cfg.seed))
-    return n if cfg.max_steps is None else min(n, cfg.max_steps)
-
-
-__all__ = ["ReaderModelConfig", "TrainRun", "load_config", "plan_batches", "step_loss", "train", "write_card",
-           "total_steps"]
+__all__ = ["ReaderModelConfig", "TrainRun", "load_config", "plan_batches", "step_loss", "train", "write_card"]

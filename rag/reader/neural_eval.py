@@ -88,10 +88,18 @@ def answerable_auroc(scored: Sequence[GroupScores]) -> dict[str, float | None]:
 
 
 def eval_groups(data: Path, per_key: int, split: str = "eval", seed: int = 13) -> list[ReaderGroup]:
-    from rag.reader.groups import available
+    """``per_key`` groups of every source / kind / language pair of ``split`` (the same draw as training's)."""
+    return draw_groups(data, per_key, seed=seed, split=split)
 
-    keys = available(data, seed=seed, split=split)
-    return draw_groups(data, {k: per_key for k in keys}, seed=seed, split=split)
+
+def pair_scorer(model: str, max_length: int = 192, quantize: bool = True) -> Scorer:
+    """``pairs -> raw logits`` of a bundled cross-encoder (``reader``, ``e5-ko-en``, ``minilm``) or a model
+    folder, loaded as the pipeline loads its reranker."""
+    from rag.config import RerankConfig
+    from rag.rerank import CrossEncoderScorer
+
+    ce = CrossEncoderScorer(RerankConfig(model=model, max_length=max_length, quantize=quantize))._load()
+    return lambda pairs: ce.predict(list(pairs), batch_size=32, show_progress_bar=False)
 
 
 def fit_calibration(scored: Sequence[GroupScores], fitted_on: str):
