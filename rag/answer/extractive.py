@@ -41,33 +41,35 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import re
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from rag.answer.addressing import addressing_violations
 from rag.answer.spans import answer_spans
 from rag.answer.contract import AnswerPayload, CitationItem, GenerationOutput, GenerationRequest, TokenUsage
 from rag.answer.support import check_support
 from rag.answer.support import evidence_text
+from rag.answer.units import (QUESTION_TERMS, SentenceScorer, Unit, case_numbers, holds_asked, idf_recall,  # noqa: F401
+                              rule_scores, unit_signals)
 from rag.config import GenerationConfig, ValidationConfig
 from rag.context.builder import ContextBundle
-from rag.errors import GenerationError
 from rag.text.facts import extract_quantities
-from rag.text.lang import detect_language
-from rag.text.question_analysis import QuestionAnalysis, analyze_question, fitting_quantities, holds_fact
+from rag.text.question_analysis import QuestionAnalysis, analyze_question, holds_fact
 from rag.text.questions import QUANTITY_KINDS, wanted_fact
 from rag.text.segment import NOTE, segment
 from rag.text.sentences import answer_sentences
-from rag.text.conditions import Given, bracket, given_values
+from rag.text.conditions import Given, bracket
 from rag.text.lexical import content_terms, find_urls
+
+if TYPE_CHECKING:
+    from rag.answer.unit_head import UnitHead
 
 logger = logging.getLogger(__name__)
 
-SentenceScorer = Callable[[str, Sequence[str]], Sequence[float]]
-"""(question, sentences) -> one score per sentence in [0, 1], higher is better (e.g. a cosine)."""
+_Unit = Unit  # the name used before the units moved to rag.answer.units
+lexical_question_scores = idf_recall  # the name used before units and models
 
 _HOSTILE_ARTIFACTS = ("[source tag removed]", "(ref S")
 _HEADING_PREFIX = re.compile(r"^\s*#{1,6}\s*|^\s*제\s*\d+\s*조(?:의\s*\d+)?\s*[(（][^)）]{0,80}[)）]\s*")
@@ -95,65 +97,22 @@ def clean_unit(raw: str) -> str:
     return t.strip()
 
 
-# Question words and interrogative endings that an answer sentence does not repeat
-# (Hangul bigrams as the analyzer makes them, and a few English words).
-QUESTION_TERMS = frozenset({
-    "며칠", "얼마", "언제", "어디", "무엇", "누가", "누구", "어떻", "어떤", "어느", "인가", "가요", "나요", "까요", "니까", "는지", "인지", "은가",
-    "는가", "할까", "을까", "습니", "입니", "합니", "되나", "있나", "없나", "하나요", "엇인", "디인", "마인", "마나", "마까", "제인", "칠인",
-    "many", "much", "often", "long",
-})
-
-
-def idf_recall(question: str, texts: Sequence[str]) -> list[float]:
-    """IDF-weighted share of the question's content terms found in each text.
-
-    IDF comes from the texts themselves (``log(1 + N / df)``; a term in no text gets the largest
-    weight), so common words count for little and a question whose key terms appear nowhere
-    scores low. Question words (QUESTION_TERMS) are ignored."""
-    q = content_terms(question) - QUESTION_TERMS
-    if not q or not texts:
-        return [0.0] * len(texts)
-    terms = [content_terms(s) for s in texts]
-    n = len(texts)
-    df = {t: sum(1 for s in terms if t in s) for t in q}
-    w = {t: math.log(1 + n / max(df[t], 0.5)) for t in q}
-    total = sum(w.values())
-    return [sum(w[t] for t in q if t in s) / total for s in terms]
-
-
-lexical_question_scores = idf_recall  # the name used before units and models
-
-
-@dataclass(frozen=True)
-class _Unit:
-    block_pos: int
-    sent_pos: int
-    source_id: str
-    raw: str  # verbatim block text (the quote)
-    text: str  # the answer form (clean_unit)
-    kinds: frozenset[str]  # quantity kinds it states
-    delegates: bool = False  # the unit says the value is set elsewhere (별표, a decree, a notice)
-    lead: str = ""  # for a list item: the sentence that introduces the list (an item is read with it)
-    section: str = ""  # the heading of its block's section (the article: 제7조 (정근수당))
-    score: float = 0.0
-    lexical: float = 0.0  # IDF-weighted share of the question's terms in the unit
-    context: float = 0.0  # the same for the unit's whole block
-    pre: float = 0.0  # (1 - context_weight) * lexical + context_weight * context: the lexical match
-    model: float | None = None  # the scorer's score, when it scored this unit
-    coverage: float = 0.0  # the question's key-term coverage of the unit read with its lead and section
 
 
 class ExtractiveGenerator:
     """No-LLM answers: the source units that answer the question, each cited with itself as the quote."""
 
     def __init__(self, config: GenerationConfig | None = None, scorer: SentenceScorer | None = None, *,
-                 validation: ValidationConfig | None = None) -> None:
+                 validation: ValidationConfig | None = None, head: "UnitHead | None" = None) -> None:
         """``config``: the ``generation`` section (``extractive_*`` keys). ``scorer``: the model that
         scores units against the question (None: lexical scores only). ``validation``: the
-        ``validation`` section whose support check every chosen unit must pass."""
+        ``validation`` section whose support check every chosen unit must pass. ``head``: the learned
+        unit head (``generation.extractive_ranker: learned``) that turns the signals into the score;
+        None: the hand-weighted rules."""
         self.config = config or GenerationConfig()
         self.validation = validation or ValidationConfig()
         self.scorer = scorer
+        self.head = head
         self.name = "extractive" + ("+model" if scorer else "")
 
     def units(self, bundle: ContextBundle) -> list[_Unit]:
@@ -183,48 +142,19 @@ class ExtractiveGenerator:
     def score(self, question: str, bundle: ContextBundle, units: list[_Unit]) -> list[_Unit]:
         """Units with their final scores, best first (ties: block order, then sentence order).
 
-        ``pre = (1 - context_weight) * lexical + context_weight * context``; the model scores the
-        ``model_candidates`` best by ``pre``, and ``score = (1 - model_weight) * pre + model_weight *
-        model`` with the cosine rescaled from [model_floor, 1] to [0, 1] (units the model did not score
-        count as 0 there). For a numeric question a unit that states no quantity of the wanted kind
-        is multiplied by ``kind_penalty``."""
+        The signals of :func:`~rag.answer.units.unit_signals`; the score is the learned unit head's
+        calibrated probability that the unit answers (``head``), or else the hand-weighted
+        :func:`~rag.answer.units.rule_scores`."""
         if not units:
             return []
-        c = self.config
         asked = analyze_question(question)
-        read = [f"{u.lead} {u.text}" if u.lead else u.text for u in units]  # an item is read with its lead
-        own = idf_recall(question, read)
-        ctx = idf_recall(question, [b.text for b in bundle.blocks])
-        cw = c.extractive_context_weight
-        pre = [(1 - cw) * lex + cw * ctx[u.block_pos] for u, lex in zip(units, own)]
-        # A question in another language than its block (English about Korean text) shares no terms
-        # with it: there the model's score is the whole score.
-        qlang = detect_language(question)
-        cross = [detect_language(b.text) not in (qlang, "other") for b in bundle.blocks]
-        given = _case_numbers(asked)
-        fit = [_fit(asked, u.text, c.extractive_kind_penalty) * _case_fit(u.text, given, c.extractive_kind_penalty)
-               for u in units]
-        order = sorted(range(len(units)), key=lambda i: (-pre[i] * fit[i], units[i].block_pos, units[i].sent_pos))
-        model_of: dict[int, float] = {}
-        w = c.extractive_model_weight if self.scorer is not None else 0.0
-        if w > 0:
-            same = [i for i in order if not cross[units[i].block_pos]]
-            xs = sorted((i for i in range(len(units)) if cross[units[i].block_pos]),
-                        key=lambda i: (-fit[i], units[i].block_pos, units[i].sent_pos))
-            top = same[:c.extractive_model_candidates] + xs[:c.extractive_crosslingual_candidates]
-            sims = list(self.scorer(question, [units[i].text for i in top]))
-            if len(sims) != len(top):
-                raise GenerationError(f"the sentence scorer returned {len(sims)} scores for {len(top)} sentences")
-            model_of = {i: float(x) for i, x in zip(top, sims)}
-        lo = c.extractive_reader_floor if c.extractive_scorer == "reader" else c.extractive_model_floor
-        ranked = []
-        for i, u in enumerate(units):
-            m = model_of.get(i)
-            scaled = 0.0 if m is None else min(1.0, max(0.0, (m - lo) / (1 - lo)))
-            final = (scaled if cross[u.block_pos] and w > 0 else (1 - w) * pre[i] + w * scaled) * fit[i]
-            covers = asked.coverage(f"{u.section} {read[i]}")
-            ranked.append(replace(u, score=final, lexical=own[i], context=ctx[u.block_pos], pre=pre[i], model=m,
-                                  coverage=covers))
+        sig = unit_signals(asked, bundle, units, self.config, self.scorer)
+        if self.head is not None:
+            final = [float(x) for x in self.head.probabilities(asked, bundle, units, sig)]
+        else:
+            final = rule_scores(sig, self.config.extractive_model_weight if self.scorer is not None else 0.0)
+        ranked = [replace(u, score=final[i], lexical=sig.lexical[i], context=sig.context[i], pre=sig.pre[i],
+                          model=sig.model[i], coverage=sig.coverage[i]) for i, u in enumerate(units)]
         ranked.sort(key=lambda u: (-u.score, u.block_pos, u.sent_pos))
         return ranked
 
@@ -249,7 +179,7 @@ class ExtractiveGenerator:
                         c.extractive_min_score)
             return _ABSTAIN
         chosen = self._with_parts(asked, chosen, ranked, source_text)
-        chosen = self._with_list_items(chosen, units, source_text, _case_numbers(asked))
+        chosen = self._with_list_items(chosen, units, source_text, case_numbers(asked))
         chosen = _without_padding(asked, chosen)
         payload = self._write(asked, chosen, source_text)
         if self.validation.check_addresses:
@@ -269,12 +199,12 @@ class ExtractiveGenerator:
         that states none answers nothing)."""
         c = self.config
         chosen: list[_Unit] = []
-        given = _case_numbers(asked)
+        given = case_numbers(asked)
         floor = c.extractive_min_score  # raised to relative_floor x the best unit that passes the support check
         for u in ranked:
             if u.score < floor or len(chosen) >= c.extractive_max_sentences:
                 break
-            if chosen and asked.numeric and not _holds(asked, u.text, directed=False):
+            if chosen and asked.numeric and not holds_asked(asked, u.text, directed=False):
                 continue
             if chosen and bracket(u.text, given).applies is False:
                 continue  # a bracket the question's own numbers do not fall in: another case
@@ -410,21 +340,11 @@ _DEFINES = re.compile(r"(?:이란|란|라 함은|이라 함은)\s.*(?:말한다|
 _ABSTAIN = AnswerPayload(status="insufficient_evidence", answer="", citations=())
 
 
-def _holds(asked: QuestionAnalysis, text: str, directed: bool = True) -> bool:
-    """The text states the asked fact, or the fact of one of the question's numeric parts (a
-    question whose parts ask no number: True). ``directed``: a bound of the other direction than the
-    limit asked ("4명을 초과하더라도" for "몇 명까지") does not count; undirected it does (a sentence after
-    the answer may state the exception)."""
-    if asked.numeric_parts:
-        return any(holds_fact(p.kind, p.grain, text, p.limit if directed else "") for p in asked.numeric_parts)
-    return asked.holds_asked_fact(text, directed) if not asked.parts else True
-
-
 def _answer_order(asked: QuestionAnalysis, chosen: list[_Unit]) -> tuple[list[_Unit], list[_Unit]]:
     """(the units that state the asked fact, the unit of the asker's bracket first, then best
     first; the other units in source order)."""
-    given = _case_numbers(asked)
-    first = [u for u in chosen if asked.numeric and _holds(asked, u.text)]
+    given = case_numbers(asked)
+    first = [u for u in chosen if asked.numeric and holds_asked(asked, u.text)]
     first.sort(key=lambda u: (bracket(u.text, given).closeness, -u.coverage, -u.score, u.block_pos, u.sent_pos))
     rest = sorted((u for u in chosen if u not in first), key=lambda u: (u.block_pos, u.sent_pos))
     return first, rest
@@ -453,32 +373,6 @@ def _without_padding(asked: QuestionAnalysis, chosen: list[_Unit]) -> list[_Unit
 def _same_article(a: _Unit, b: _Unit) -> bool:
     """Same block, or blocks of one source under the same section heading (an article cut in chunks)."""
     return a.block_pos == b.block_pos or (a.source_id == b.source_id and bool(a.section) and a.section == b.section)
-
-
-def _case_numbers(asked: QuestionAnalysis) -> tuple[Given, ...]:
-    """The numbers a numeric question states about the asker's case (:func:`given_values`); none for
-    another kind: for "직원이 3명인데 연차를 줘야 하나요?" the bracket the number misses ("5명 이상의
-    근로자를 사용하는 사업장") is the answer, not another case."""
-    return given_values(asked.text) if asked.numeric else ()
-
-
-def _case_fit(text: str, given: tuple[Given, ...], penalty: float) -> float:
-    """``penalty`` for a unit whose brackets on the question's own numbers none of them falls in
-    ("4시간 이상인 공무원에게는 2만원" for a 3-hour trip): it speaks of another case; else 1."""
-    return penalty if bracket(text, given).applies is False else 1.0
-
-
-def _fit(asked: QuestionAnalysis, text: str, penalty: float) -> float:
-    """1 for a unit that states the asked fact, ``penalty`` for one that states none; for a
-    question of several numeric parts, in between by the share of parts it can answer (counted
-    as fitting values: "1일 8시간, 1주 40시간" answers both "하루 몇 시간" and "일주일에 몇 시간")."""
-    numeric = asked.numeric_parts
-    if not numeric:
-        return 1.0 if _holds(asked, text, directed=False) else penalty
-    n = sum(min(1, fitting_quantities(p.kind, p.grain, text)) for p in numeric)
-    if len({(p.kind, p.grain) for p in numeric}) == 1:  # parts of one kind: each needs its own value
-        n = min(len(numeric), fitting_quantities(numeric[0].kind, numeric[0].grain, text))
-    return penalty + (1 - penalty) * n / len(numeric)
 
 
 def _unique(cites: list[CitationItem]) -> list[CitationItem]:

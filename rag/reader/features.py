@@ -30,6 +30,8 @@ from typing import Sequence
 
 import numpy as np
 
+from rag.rerank.heads import ranked_block  # noqa: F401  (re-exported: the reader's list features)
+
 logger = logging.getLogger(__name__)
 
 # Ranked signals: each gets value, reciprocal rank, margin over the best other, z-score in the list.
@@ -48,29 +50,6 @@ SENTENCE_FEATURES: tuple[str, ...] = (
 CE_MODEL = "e5-ko-en"
 CE_MAX_LENGTH = 192  # the shipped configs/default-e5.yaml
 DENSE_MAX_TOKENS = 192  # the same window for the dense cosine (an index chunk is about 260 word pieces)
-
-
-def ranked_block(scores: np.ndarray) -> np.ndarray:
-    """``[n, 4]``: value, reciprocal rank (1 for the best; ties by position), margin over the best
-    other entry (positive only for a strict best) and z-score within ``scores``."""
-    s = np.asarray(scores, dtype=np.float64).reshape(-1)
-    n = s.shape[0]
-    out = np.zeros((n, 4), dtype=np.float64)
-    if n == 0:
-        return out
-    order = np.lexsort((np.arange(n), -s))
-    rank = np.empty(n, dtype=np.float64)
-    rank[order] = np.arange(1, n + 1)
-    if n == 1:
-        margin = np.zeros(1)
-    else:
-        top2 = s[order[:2]]
-        best_other = np.where(np.arange(n) == order[0], top2[1], top2[0])
-        margin = s - best_other
-    sd = float(s.std())
-    z = (s - s.mean()) / sd if sd > 1e-12 else np.zeros(n)
-    out[:, 0], out[:, 1], out[:, 2], out[:, 3] = s, 1.0 / rank, margin, z
-    return out
 
 
 @dataclass(frozen=True)
