@@ -25,6 +25,7 @@ import numpy as np
 
 from rag.config import EmbeddingConfig
 from rag.errors import ModelLoadError, missing_dependency
+from rag.index.quiet import quiet_model_loading
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +110,8 @@ class SentenceTransformerEmbedder:
 
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 try:
-                    self._model = SentenceTransformer(path, device=self.device or "cpu")
+                    with quiet_model_loading():
+                        self._model = SentenceTransformer(path, device=self.device or "cpu")
                 except Exception as exc:  # noqa: BLE001 - surface any loader failure as ours
                     raise ModelLoadError(
                         f"cannot load sentence-transformers model {path!r}: {exc}. Give a local folder with the "

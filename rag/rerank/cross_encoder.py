@@ -29,6 +29,7 @@ import numpy as np
 
 from rag.config import RerankConfig
 from rag.errors import ModelLoadError, missing_dependency
+from rag.index.quiet import quiet_model_loading
 from rag.rerank.calibration import Calibration
 from rag.retrieval.hybrid import check_query
 from rag.text.lang import detect_language
@@ -191,8 +192,9 @@ class CrossEncoderScorer:
             return ce
         try:
             # fp16-stored checkpoints run in fp32 on CPU (fp16 matmuls there are slow or unsupported).
-            ce = CrossEncoder(str(path or self.model), device="cpu", max_length=max_length,
-                              activation_fn=torch.nn.Identity(), model_kwargs={"dtype": torch.float32})
+            with quiet_model_loading():  # no "Loading weights" bar in the caller's output
+                ce = CrossEncoder(str(path or self.model), device="cpu", max_length=max_length,
+                                  activation_fn=torch.nn.Identity(), model_kwargs={"dtype": torch.float32})
         except Exception as exc:  # noqa: BLE001 - any loader failure becomes one typed error
             raise ModelLoadError(f"could not load cross-encoder {self.model!r}: {exc}") from exc
         if self.quantize:

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rag._io import read_jsonl, write_jsonl
 from rag.errors import ConfigError, DatasetError, missing_dependency
+from rag.index.quiet import quiet_model_loading
 from rag.rerank.e5_reranker import pad_batch
 from rag.types import Document
 
@@ -207,8 +208,9 @@ def train(cfg: TrainConfig, groups: Sequence[TrainGroup],
         model = e5_reranker.build_classifier(cfg.layers)
     else:
         base = _base_path(cfg.base_model)
-        tok = AutoTokenizer.from_pretrained(base)
-        model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
+        with quiet_model_loading():  # the CLI reports training progress itself
+            tok = AutoTokenizer.from_pretrained(base)
+            model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
         if cfg.layers is not None:
             body = getattr(model, model.base_model_prefix)
             body.encoder.layer = body.encoder.layer[: cfg.layers]

@@ -1,0 +1,72 @@
+"""Loading a model draws no "Loading weights" bar into a command's output (issue 42), and the
+caller's own progress-bar setting is back afterwards."""
+from __future__ import annotations
+
+import pytest
+
+from rag.index.quiet import quiet_model_loading
+
+hf_logging = pytest.importorskip("transformers.utils.logging")
+
+
+def _draw_loading_bar() -> None:
+    """What ``from_pretrained`` does while it reads a checkpoint (transformers' own tqdm)."""
+    for _ in hf_logging.tqdm(range(3), desc="Loading weights"):
+        pass
+
+
+def test_no_loading_bar_inside_and_the_setting_is_back_after(capfd):
+    was_on = hf_logging.is_progress_bar_enabled()
+    before = getattr(hf_logging, "_tqdm_hook", None)
+    with quiet_model_loading():
+        with quiet_model_loading():  # nested loads share one silence
+            _draw_loading_bar()
+        _draw_loading_bar()
+    assert "Loading weights" not in capfd.readouterr().err
+    assert hf_logging.is_progress_bar_enabled() == was_on
+    assert getattr(hf_logging, "_tqdm_hook", None) is before
+    if was_on:  # the user's bars are theirs again
+        _draw_loading_bar()
+        assert "Loading weights" in capfd.readouterr().err
+
+
+def test_a_failed_load_restores_the_setting_too():
+    before = getattr(hf_logging, "_tqdm_hook", None)
+    was_on = hf_logging.is_progress_bar_enabled()
+    with pytest.raises(RuntimeError):
+        with quiet_model_loading():
+            raise RuntimeError("bad checkpoint")
+    assert getattr(hf_logging, "_tqdm_hook", None) is before
+    assert hf_logging.is_progress_bar_enabled() == was_on
+
+
+def test_the_cross_encoder_loads_quietly(monkeypatch, tmp_path, capfd):
+    """The reranker's loader (rag.rerank.cross_encoder) wraps ``CrossEncoder(...)`` in the silence:
+    a stand-in that draws the bar like transformers does leaves stderr clean."""
+    st = pytest.importorskip("sentence_transformers")
+    from rag.config import RerankConfig
+    from rag.rerank.cross_encoder import CrossEncoderScorer
+
+    class DrawingCrossEncoder:
+        tokenizer = None
+        max_seq_length = 32
+
+        def __init__(self, *args, **kwargs) -> None:
+            _draw_loading_bar()
+
+    monkeypatch.setattr(st, "CrossEncoder", DrawingCrossEncoder)
+    CrossEncoderScorer(RerankConfig(), model="some-hub-name")._load()
+    assert "Loading weights" not in capfd.readouterr().err
+
+
+def test_the_sentence_transformers_embedder_loads_quietly(monkeypatch, capfd):
+    st = pytest.importorskip("sentence_transformers")
+    from rag.index.embedders import SentenceTransformerEmbedder
+
+    class DrawingSentenceTransformer:
+        def __init__(self, *args, **kwargs) -> None:
+            _draw_loading_bar()
+
+    monkeypatch.setattr(st, "SentenceTransformer", DrawingSentenceTransformer)
+    assert isinstance(SentenceTransformerEmbedder(model="/some/folder").model, DrawingSentenceTransformer)
+    assert "Loading weights" not in capfd.readouterr().err
