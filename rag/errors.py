@@ -45,7 +45,14 @@ class QuestionTooLongError(InputError):
 
 
 class EmptyCorpusError(InputError):
-    """There is nothing to index."""
+    """There is nothing to index. Raised on a corpus read from paths, ``paths`` names them, ``formats``
+    the file formats that were looked for, ``skipped`` the files passed over (another format, or
+    excluded by the manifest) and ``failed`` the files that could not be read."""
+
+    def __init__(self, message: str, *, paths: tuple[str, ...] = (), formats: tuple[str, ...] = (),
+                 skipped: int = 0, failed: int = 0) -> None:
+        super().__init__(message)
+        self.paths, self.formats, self.skipped, self.failed = paths, formats, skipped, failed
 
 
 class DuplicateDocumentError(InputError):

@@ -16,13 +16,13 @@ def cmd_index(args) -> int:
     """Index the corpus; files that cannot be read are reported (and in the JSON report) and the
     exit status is 3, the good ones indexed."""
     from rag.context.screen import screen_index
-    from rag.index.loaders import check_unique
+    from rag.index.loaders import check_corpus
 
     on_error_overrides(args)
     p = make_pipeline(args)
     with progress_bar(None, "reading files") as bar:
         load = p.read_corpus(progress=bar.update)
-    docs = check_unique(load.documents)
+    docs = check_corpus(load)
     with progress_bar(None, "embedding") as bar:
         idx = p.build_index(docs, force=args.force, progress=bar.update)
     emb = p.embedder

@@ -13,6 +13,7 @@ from rag._io import parse_jsonl
 from rag.config import CorpusConfig
 from rag.documents import FileFailure, FileWarning, LoadedFile, load_file
 from rag.documents import load_folder as files_in_folder
+from rag.documents.detect import SUFFIXES
 from rag.errors import DatasetError, DocumentDecodeError, DuplicateDocumentError, EmptyCorpusError, InputError
 from rag.types import Document
 
@@ -74,15 +75,79 @@ def load_folder(path: str | Path, config: CorpusConfig | None = None) -> list[Do
 
 
 @dataclass(frozen=True)
+class CorpusSource:
+    """One corpus path as it was read: ``format`` is ``folder``, ``jsonl``, ``beir`` or ``file``."""
+
+    path: str
+    format: str
+
+
+@dataclass(frozen=True)
 class CorpusLoad:
     """What reading a corpus path gave: its documents, and for a folder of files the per-file
-    failures, warnings and ignored files (empty for JSONL and BEIR)."""
+    failures, warnings and ignored files (empty for JSONL and BEIR); ``sources``: the paths read."""
 
     documents: list[Document]
     failures: tuple[FileFailure, ...] = ()
     warnings: tuple[FileWarning, ...] = ()
     ignored: tuple[str, ...] = ()
     files: tuple[LoadedFile, ...] = ()
+    sources: tuple[CorpusSource, ...] = ()
+
+
+_FORMAT_NAMES = {"pdf": "PDF", "docx": "DOCX", "html": "HTML", "hwpx": "HWPX", "hwp": "HWP",
+                 "markdown": "Markdown", "text": "text"}
+
+
+def folder_formats() -> tuple[str, ...]:
+    """The file formats a folder is read for, each with its file name endings (``PDF (.pdf)`` …)."""
+    return tuple(f"{_FORMAT_NAMES.get(fmt, fmt)} ({', '.join(s or 'no extension' for s in suffixes)})"
+                 for fmt, suffixes in SUFFIXES.items())
+
+
+def _source_formats(fmt: str) -> tuple[str, ...]:
+    if fmt == "folder":
+        return folder_formats()
+    if fmt == "jsonl":
+        return ("JSONL (one JSON object a line with 'id' and 'text')",)
+    if fmt == "beir":
+        return ("BEIR (corpus.jsonl with '_id' and 'text')",)
+    return ()
+
+
+def _some(items: list[str], n: int = 3) -> str:
+    return ", ".join(items[:n]) + (f" and {len(items) - n} more" if len(items) > n else "")
+
+
+def empty_corpus_error(load: CorpusLoad) -> EmptyCorpusError:
+    """The error for a corpus that gave no document: which paths were read, the formats looked for
+    there, and how many files were skipped (another format, or excluded) or could not be read."""
+    paths = tuple(s.path for s in load.sources)
+    formats = tuple(dict.fromkeys(f for s in load.sources for f in _source_formats(s.format)))
+    msg = f"no documents to index in {', '.join(paths) if paths else 'the corpus'}"
+    if formats:
+        msg += f": looked for {'; '.join(formats)}"
+        if any(s.format == "folder" for s in load.sources):
+            msg += " files, in subfolders too (hidden files and folders are not read)"
+    found = []
+    if load.ignored:
+        found.append(f"{len(load.ignored)} file(s) skipped as another format or excluded by the manifest "
+                     f"({_some(list(load.ignored))})")
+    if load.failures:
+        found.append(f"{len(load.failures)} file(s) could not be read "
+                     f"({_some([f'{f.file}: {f.reason}' for f in load.failures])})")
+    msg += f"; {' and '.join(found)}" if found else "; the path holds no such file"
+    msg += (". Add documents in one of these formats, or point corpus.paths (or the command's folder) at the "
+            "one that holds them")
+    return EmptyCorpusError(msg, paths=paths, formats=formats, skipped=len(load.ignored), failed=len(load.failures))
+
+
+def check_corpus(load: CorpusLoad) -> list[Document]:
+    """:func:`check_unique` on a corpus read from paths, with :func:`empty_corpus_error` when it gave
+    no document."""
+    if not load.documents:
+        raise empty_corpus_error(load)
+    return check_unique(load.documents)
 
 
 def read_corpus(path: str | Path, fmt: str = "auto", config: CorpusConfig | None = None,
@@ -99,12 +164,13 @@ def read_corpus(path: str | Path, fmt: str = "auto", config: CorpusConfig | None
             fmt = "jsonl"
         else:
             f = load_file(p, config)
-            return CorpusLoad([f.document], files=(f,))
+            return CorpusLoad([f.document], files=(f,), sources=(CorpusSource(str(p), "file"),))
+    source = (CorpusSource(str(p), fmt),)
     if fmt == "folder":
         got = files_in_folder(p, config, progress=progress)
-        return CorpusLoad(got.documents, got.failures, got.warnings, got.ignored, got.loaded)
+        return CorpusLoad(got.documents, got.failures, got.warnings, got.ignored, got.loaded, source)
     loader = {"jsonl": load_jsonl_documents, "beir": load_beir_corpus}[fmt]
-    return CorpusLoad(loader(p))
+    return CorpusLoad(loader(p), sources=source)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from rag.fields import parse_fields
 from rag.index.backend import IndexBackend
 from rag.index.chunking import Chunker
 from rag.index.embedders import Embedder
-from rag.index.loaders import CorpusLoad, check_unique, read_corpus
+from rag.index.loaders import CorpusLoad, check_corpus, check_unique, read_corpus
 from rag.index.protocol import Index, Operation
 from rag.index.updates import Progress, UpdateReport
 from rag.pipeline import runner
@@ -162,8 +162,9 @@ class Pipeline:
 
     def load_corpus(self) -> list[Document]:
         """The documents of ``corpus.paths`` (files that cannot be read are logged and skipped,
-        or raise with ``corpus.on_error: fail``; :meth:`read_corpus` returns them)."""
-        return check_unique(self.read_corpus().documents)
+        or raise with ``corpus.on_error: fail``; :meth:`read_corpus` returns them). No document at all
+        raises :class:`~rag.errors.EmptyCorpusError` naming the paths and the formats looked for."""
+        return check_corpus(self.read_corpus())
 
     def read_corpus(self, progress: Progress | None = None) -> CorpusLoad:
         """Every path of ``corpus.paths`` read, with the per-file failures, warnings and ignored
@@ -172,7 +173,7 @@ class Pipeline:
                  for p in self.config.corpus.paths]
         return CorpusLoad([d for c in parts for d in c.documents], tuple(x for c in parts for x in c.failures),
                           tuple(x for c in parts for x in c.warnings), tuple(x for c in parts for x in c.ignored),
-                          tuple(x for c in parts for x in c.files))
+                          tuple(x for c in parts for x in c.files), tuple(x for c in parts for x in c.sources))
 
     def new_index(self, docs: Iterable[Document], progress: Progress | None = None) -> Index:
         """An index of ``docs`` apart from the configured one (evaluation, training data mining):

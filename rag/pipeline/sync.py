@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING, Callable
 from rag.index.protocol import Index, Operation
 from rag.index.updates import UpdateReport
 
-from rag.documents import FileFailure, FileWarning, load_folder, load_manifest
+from rag.documents import FileFailure, FileWarning, FolderLoad, load_folder, load_manifest
 from rag.documents.files import READER_VERSION
 from rag.documents.folder import candidate_files
 from rag.index.layout import DocumentRecord
+from rag.index.loaders import CorpusLoad, CorpusSource, empty_corpus_error
 
 if TYPE_CHECKING:
     from rag.pipeline.core import Pipeline
@@ -121,7 +122,9 @@ def sync_folder(pipeline: "Pipeline", folder: str | Path, *, dry_run: bool = Fal
     embedded = 0
     if not dry_run:
         if not pipeline.index_exists():
-            pipeline.build_index([f.document for f in got.loaded] if got else [])
+            if not (got and got.loaded):  # nothing to build a first index from: say what was looked for
+                raise empty_corpus_error(_folder_load(root, got))
+            pipeline.build_index([f.document for f in got.loaded])
             embedded = len(pipeline.index)
         else:
             embedded = _apply(write or pipeline.write, plan, got.loaded if got else ())
@@ -130,6 +133,14 @@ def sync_folder(pipeline: "Pipeline", folder: str | Path, *, dry_run: bool = Fal
                       tuple(r for r in plan.update if r not in failed_files), tuple(r for r, _ in plan.remove),
                       plan.unchanged, tuple(failed), got.warnings if got else (), got.ignored if got else (),
                       embedded, time.perf_counter() - t0)
+
+
+def _folder_load(root: Path, got: FolderLoad | None) -> CorpusLoad:
+    """What reading ``root`` gave, as a corpus: every file there was skipped when none was read."""
+    if got is None:
+        names, ignored = candidate_files(root)
+        return CorpusLoad([], ignored=tuple(sorted(names + ignored)), sources=(CorpusSource(str(root), "folder"),))
+    return CorpusLoad([], got.failures, got.warnings, got.ignored, sources=(CorpusSource(str(root), "folder"),))
 
 
 def _delete(doc_id: str) -> Operation:
