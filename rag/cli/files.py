@@ -132,15 +132,19 @@ def files_payload(load) -> dict:
 
 
 def cmd_sync(args) -> int:
-    from rag.cli.common import progress_bar
+    from rag.cli.common import progress_bars
     from rag.pipeline.sync import report_json, screen_synced, sync_folder
 
     on_error_overrides(args)
     p = make_pipeline(args)
     report = Path(args.report) if args.report else p.config.resolve(p.config.corpus.report)
     while True:
-        with progress_bar(None, "files") as bar:
-            rep = sync_folder(p, args.folder, dry_run=args.dry_run, progress=bar.update)
+        progress, bars = progress_bars()  # check, read, embed, write: one bar each on stderr
+        try:
+            rep = sync_folder(p, args.folder, dry_run=args.dry_run, progress=progress)
+        finally:
+            for b in bars.values():
+                b.close()
         if not args.dry_run:
             rep = screen_synced(p, rep)
         write_report(report, json.loads(report_json(rep)))

@@ -7,6 +7,10 @@ added, a changed one replaces its document, a file gone from the folder (or excl
 manifest) is deleted, and an unchanged file is not even opened. A file that cannot be read keeps
 what the index already holds for it and is reported as failed.
 
+Progress goes to an optional ``progress(stage, done, total)`` callback (the CLI draws one bar per
+stage): ``check`` (files compared with the index), ``read`` (files read), ``embed`` (chunks embedded,
+reported as increments; total 0, not known ahead) and ``write`` (documents written).
+
 Changes are applied in batches, each one write of the index (:meth:`Pipeline.write`: under the
 writer lock, on the newest version, published crash-safely), so a sync
 killed at any point (``kill -9``) leaves the index at the last batch, and running it again
@@ -38,6 +42,7 @@ logger = logging.getLogger(__name__)
 
 BATCH = 64  # documents per persisted update
 Writer = Callable[[Operation], UpdateReport]  # applies one operation durably and returns its report
+Progress = Callable[[str, int, int], None]  # (stage, done, total): see the module docstring
 
 
 @dataclass(frozen=True)
@@ -87,14 +92,36 @@ def indexed_files(records: dict[tuple[str, str], DocumentRecord], folder: str) -
     return out
 
 
-def plan_sync(pipeline: "Pipeline", root: Path) -> SyncPlan:
+def _counter(progress: Progress | None, stage: str, total: int) -> Callable[[int], None] | None:
+    """A ``step(n)`` callback that reports ``stage`` with a running count (None without ``progress``)."""
+    if progress is None:
+        return None
+    done = 0
+
+    def step(n: int) -> None:
+        nonlocal done
+        done += n
+        progress(stage, done, total)
+    return step
+
+
+def _increments(progress: Progress | None, stage: str) -> Callable[[int], None] | None:
+    """A ``step(n)`` callback that reports each increment of ``stage`` as it comes (total unknown)."""
+    return None if progress is None else (lambda n: progress(stage, n, 0))
+
+
+def plan_sync(pipeline: "Pipeline", root: Path, progress: Progress | None = None) -> SyncPlan:
+    """What syncing ``root`` would change; ``progress``: the ``check`` stage, one step a file."""
     folder = str(root.resolve())
     manifest = load_manifest(root)
     names, _ = candidate_files(root)
     present = {rel for rel in names if not manifest.entry_for(rel).exclude}
     have = indexed_files(dict(pipeline.index.documents) if pipeline.index_exists() else {}, folder)
     add, update, unchanged = [], [], []
+    checked = _counter(progress, "check", len(present))
     for rel in sorted(present):
+        if checked is not None:
+            checked(1)
         rec = have.get(rel)
         if rec is None:
             add.append(rel)
@@ -109,25 +136,27 @@ def plan_sync(pipeline: "Pipeline", root: Path) -> SyncPlan:
 
 
 def sync_folder(pipeline: "Pipeline", folder: str | Path, *, dry_run: bool = False,
-                progress: Callable[[int], None] | None = None, write: Writer | None = None) -> SyncReport:
+                progress: Progress | None = None, write: Writer | None = None) -> SyncReport:
     """Apply :func:`plan_sync` (see the module docstring); ``dry_run`` only plans. ``write``
     applies each batch durably (default: :meth:`Pipeline.write`, the one write path; the service
-    passes its own, which also publishes each batch to the requests it serves)."""
+    passes its own, which also publishes each batch to the requests it serves). ``progress(stage,
+    done, total)`` hears of each stage (the module docstring names them)."""
     t0 = time.perf_counter()
     root = Path(folder)
-    plan = plan_sync(pipeline, root)
+    plan = plan_sync(pipeline, root, progress)
     todo = set(plan.add) | set(plan.update)
-    got = load_folder(root, pipeline.config.corpus, only=todo, progress=progress) if todo and not dry_run else None
+    got = (load_folder(root, pipeline.config.corpus, only=todo, progress=_counter(progress, "read", len(todo)))
+           if todo and not dry_run else None)
     failed = got.failures if got else ()
     embedded = 0
     if not dry_run:
         if not pipeline.index_exists():
             if not (got and got.loaded):  # nothing to build a first index from: say what was looked for
                 raise empty_corpus_error(_folder_load(root, got))
-            pipeline.build_index([f.document for f in got.loaded])
+            pipeline.build_index([f.document for f in got.loaded], progress=_increments(progress, "embed"))
             embedded = len(pipeline.index)
         else:
-            embedded = _apply(write or pipeline.write, plan, got.loaded if got else ())
+            embedded = _apply(write or pipeline.write, plan, got.loaded if got else (), progress)
     failed_files = {f.file for f in failed}
     return SyncReport(str(root), tuple(r for r in plan.add if r not in failed_files),
                       tuple(r for r in plan.update if r not in failed_files), tuple(r for r, _ in plan.remove),
@@ -151,19 +180,23 @@ def _delete(doc_id: str) -> Operation:
     return op
 
 
-def _replace(docs: list) -> Operation:
-    return lambda idx: idx.replace(docs)
+def _replace(docs: list, progress: Callable[[int], None] | None = None) -> Operation:
+    return lambda idx: idx.replace(docs, progress)
 
 
-def _apply(write: Writer, plan: SyncPlan, loaded) -> int:
+def _apply(write: Writer, plan: SyncPlan, loaded, progress: Progress | None = None) -> int:
     embedded = 0
     new_ids = {f.document.id for f in loaded}
     for _, doc_id in plan.remove:
         if doc_id not in new_ids:  # an id that moved to another file: the replace below drops the old version
             write(_delete(doc_id))
+    embed = _increments(progress, "embed")
     for i in range(0, len(loaded), BATCH):
-        embedded += write(_replace([f.document for f in loaded[i:i + BATCH]])).chunks_embedded
-        logger.info("sync: %d/%d documents written", min(i + BATCH, len(loaded)), len(loaded))
+        embedded += write(_replace([f.document for f in loaded[i:i + BATCH]], embed)).chunks_embedded
+        done = min(i + BATCH, len(loaded))
+        logger.info("sync: %d/%d documents written", done, len(loaded))
+        if progress is not None:
+            progress("write", done, len(loaded))
     return embedded
 
 
