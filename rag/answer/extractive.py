@@ -175,8 +175,7 @@ class ExtractiveGenerator:
         chosen = self._choose(asked, ranked, source_text)
         if not chosen:
             best = ranked[0].score if ranked else 0.0
-            logger.info("extractive: best unit score %.3f < floor %.3f: insufficient evidence", best,
-                        c.extractive_min_score)
+            logger.info("extractive: best unit score %.3f < floor %.3f: insufficient evidence", best, self.min_score)
             return _ABSTAIN
         chosen = self._with_parts(asked, chosen, ranked, source_text)
         chosen = self._with_list_items(chosen, units, source_text, case_numbers(asked))
@@ -200,7 +199,7 @@ class ExtractiveGenerator:
         c = self.config
         chosen: list[_Unit] = []
         given = case_numbers(asked)
-        floor = c.extractive_min_score  # raised to relative_floor x the best unit that passes the support check
+        floor = self.min_score  # raised to relative_floor x the best unit that passes the support check
         for u in ranked:
             if u.score < floor or len(chosen) >= c.extractive_max_sentences:
                 break
@@ -232,7 +231,7 @@ class ExtractiveGenerator:
             if any(holds_fact(part.kind, part.grain, u.text, part.limit) for u in out):
                 continue
             for u in ranked:
-                if u.score < self.config.extractive_min_score:
+                if u.score < self.min_score:
                     break
                 if holds_fact(part.kind, part.grain, u.text, part.limit) and \
                         check_support(u.text, source_text[u.source_id], self.validation).supported:
@@ -290,6 +289,13 @@ class ExtractiveGenerator:
                     out.append(x)
                     have.add((x.block_pos, x.sent_pos))
         return out
+
+    @property
+    def min_score(self) -> float:
+        """The floor a unit's score must reach: ``extractive_learned_floor`` for the learned head's
+        probability, else ``extractive_min_score``."""
+        c = self.config
+        return c.extractive_learned_floor if self.head is not None else c.extractive_min_score
 
     def _address_bar(self) -> float | None:
         """The scorer's bar for "the answer addresses the question": a cosine, or the reader's probability."""

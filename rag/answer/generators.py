@@ -29,6 +29,7 @@ from urllib.parse import urlparse
 
 from rag.answer.contract import GenerationOutput, GenerationRequest, Generator, TokenUsage, parse_payload
 from rag.answer.extractive import ExtractiveGenerator, SentenceScorer
+from rag.answer.unit_head import unit_head_for
 from rag.answer.llamacpp import LlamaCppGenerator
 from rag.errors import (
     GenerationError,
@@ -225,4 +226,4 @@ def make_generator(config: GenerationConfig, *, scorer: SentenceScorer | None = 
         return OpenAIGenerator(config, http_client=http_client)
     if config.backend == "llamacpp":
         return LlamaCppGenerator(config, base_dir=base_dir)
-    return ExtractiveGenerator(config, scorer, validation=validation)
+    return ExtractiveGenerator(config, scorer, validation=validation, head=unit_head_for(config, base_dir))

@@ -27,7 +27,8 @@ import numpy as np
 
 from rag.answer.units import QUESTION_TERMS, Unit, UnitSignals, holds_asked
 from rag.context.builder import ContextBundle
-from rag.errors import ModelLoadError
+from rag.config import GenerationConfig
+from rag.errors import ConfigError, ModelLoadError
 from rag.rerank.heads import Head, ranked_block
 from rag.text.lexical import content_terms
 from rag.text.question_analysis import QuestionAnalysis
@@ -115,3 +116,22 @@ class UnitHead:
                                  f"{len(UNIT_FEATURES)}; retrain it with `rag reader train-units`")
         meta = {k: v for k, v in d.items() if k not in ("format", "scorer", "head")}
         return cls(head, str(d["scorer"]), meta)
+
+
+def unit_head_for(config: GenerationConfig, base_dir: str | Path | None = None) -> UnitHead | None:
+    """The head ``generation.extractive_ranker: learned`` asks for (None for ``rules``): the bundled one or
+    ``extractive_unit_head`` (relative to ``base_dir``, the config file's folder); it must have been fitted
+    with the configured ``extractive_scorer``."""
+    if config.extractive_ranker != "learned":
+        return None
+    path: Path | None = None
+    if config.extractive_unit_head:
+        path = Path(config.extractive_unit_head)
+        if not path.is_absolute() and base_dir is not None:
+            path = Path(base_dir) / path
+    head = UnitHead.load(path)
+    if head.scorer != config.extractive_scorer:
+        raise ConfigError(f"generation.extractive_ranker: learned: the unit head was fitted with the "
+                          f"{head.scorer!r} scorer, but generation.extractive_scorer is {config.extractive_scorer!r}; "
+                          f"set extractive_scorer: {head.scorer} or extractive_ranker: rules")
+    return head

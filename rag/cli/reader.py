@@ -201,3 +201,6 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     from rag.cli.reader_model import add_parsers as _model_parsers  # train-model | eval-model
 
     _model_parsers(rsub)
+    from rag.cli.reader_units import add_parsers as _unit_parsers  # train-units
+
+    _unit_parsers(rsub)

@@ -223,6 +223,14 @@ class GenerationConfig(Section):
     extractive_model_weight: float = Field(0.5, ge=0, le=1)  # weight of the model score in the final score
     extractive_model_floor: float = Field(0.8, ge=-1, lt=1)  # a model score at or below it counts as 0
     extractive_reader_floor: float = Field(0.0, ge=0, lt=1)  # the same for the reader's probability
+    # How the signals become the score: "rules", the hand-weighted mix above, or "learned", the unit head's
+    # calibrated probability that the unit holds the answer (rag.answer.unit_head; fitted on KorQuAD and SQuAD 2.0
+    # train questions with the embedding scorer: docs/reader.md#the-learned-unit-head). With "learned" the floor
+    # is extractive_learned_floor, not extractive_min_score; extractive_unit_head: a unit_head.json (relative: to
+    # the config file), null: the bundled one.
+    extractive_ranker: Literal["rules", "learned"] = "rules"
+    extractive_unit_head: str | None = None
+    extractive_learned_floor: float = Field(0.3, ge=0, le=1)
     # keep only units of the sections whose heading names the question best when the best unit's section
     # trails them by this many content terms (it quotes the wrong article); 0: off
     extractive_section_margin: int = Field(2, ge=0)

@@ -15,6 +15,7 @@ from rag.access.scope import reader_scope
 from rag.answer.contract import Generator
 from rag.answer.extractive import ExtractiveGenerator
 from rag.answer.generators import make_generator
+from rag.answer.unit_head import unit_head_for
 from rag.answer.loop import format_overhead
 from rag.answer.validation import CitationValidator
 from rag.config import RagConfig
@@ -337,7 +338,8 @@ class Components:
         if g.fallback == "none" or g.backend == "extractive" or g.on_failure != "insufficient_evidence":
             return None
         if self._fallback is None:
-            self._fallback = ExtractiveGenerator(g, self._extractive_scorer(), validation=self.config.validation)
+            self._fallback = ExtractiveGenerator(g, self._extractive_scorer(), validation=self.config.validation,
+                                                 head=unit_head_for(g, self.config.base_dir))
         return self._fallback
 
     @property
