@@ -6,6 +6,11 @@ batch --as``; ``filters``: ``{"document_ids", "versions", "fields"}`` as the ser
 any other field is kept as ``gold`` for evaluation. Plain text: one question a line; its
 id is ``t-`` + the first 12 hex digits of the question's SHA-1, so the same text keeps its id when
 lines move.
+
+A line that repeats an earlier one (the same id, question, history, principal, filters and other
+fields; in a text file, the same question) is not an error: the question is answered once, and
+the repeat is reported (:class:`RepeatedLine`, a warning). An id used again for anything else is
+a bad line (``duplicate_id``): answering once would lose one of the two.
 """
 from __future__ import annotations
 
@@ -28,7 +33,8 @@ MAX_LISTED_PROBLEMS = 20
 
 
 class BatchInputError(InputError):
-    """The questions file is missing, unreadable, or has malformed / duplicate lines."""
+    """The questions file is missing, unreadable, or has malformed lines or an id used for two
+    different questions."""
 
     def __init__(self, message: str, problems: Sequence["InputProblem"] = ()) -> None:
         super().__init__(message)
@@ -61,11 +67,57 @@ class InputProblem:
 
 
 @dataclass(frozen=True)
+class RepeatedLine:
+    """An input line that repeats line ``first_line`` exactly (same id and the same question, history,
+    principal, filters and other fields): the question is answered once, for both."""
+
+    line: int
+    id: str
+    first_line: int
+
+    def describe(self, path: Path | str = "") -> str:
+        where = f"{path}:{self.line}" if str(path) else f"line {self.line}"
+        return f"{where}: repeats line {self.first_line} (id {self.id!r}); answered once"
+
+    def to_json(self) -> dict:
+        return {"line": self.line, "id": self.id, "first_line": self.first_line}
+
+
+@dataclass(frozen=True)
 class QuestionSet:
     path: Path
     format: Literal["jsonl", "text"]
     questions: tuple[BatchQuestion, ...]
     problems: tuple[InputProblem, ...]  # lines skipped (only with on_invalid="skip")
+    repeated: tuple[RepeatedLine, ...] = ()  # lines that repeat an earlier one: answered once with it
+
+
+def differences(first: BatchQuestion, other: BatchQuestion) -> list[str]:
+    """What ``other`` asks differently from ``first`` (empty: it repeats it; line and position aside)."""
+    return [name for name, a, b in (
+        ("question", first.question, other.question), ("history", first.history, other.history),
+        ("principal", first.principal, other.principal), ("filters", first.where, other.where),
+        ("other fields", dict(first.gold), dict(other.gold))) if a != b]
+
+
+def fold_repeats(questions: Sequence[BatchQuestion]) -> tuple[list[BatchQuestion], list[RepeatedLine]]:
+    """``questions`` with each exact repeat of an earlier id left out, and those repeats. An id used
+    for two different questions raises :class:`BatchInputError`."""
+    first: dict[str, BatchQuestion] = {}
+    kept: list[BatchQuestion] = []
+    repeats: list[RepeatedLine] = []
+    for q in questions:
+        seen = first.get(q.id)
+        if seen is None:
+            first[q.id] = q
+            kept.append(q)
+            continue
+        diff = differences(seen, q)
+        if diff:
+            raise BatchInputError(f"question id {q.id!r} is used for two different questions (lines {seen.line} and "
+                                  f"{q.line} differ in {', '.join(diff)}); give each its own id")
+        repeats.append(RepeatedLine(q.line, q.id, seen.line))
+    return kept, repeats
 
 
 def text_id(question: str) -> str:
@@ -130,10 +182,11 @@ def read_questions(path: str | Path, *, format: Literal["auto", "jsonl", "text"]
     none (a line's ``"principal"``, even ``null``, replaces it). ``filter_fields``: the fields a
     line's ``"filters"`` may name (``retrieval.filter_fields``).
 
-    Malformed lines and duplicate ids are collected with their line numbers; with
-    ``on_invalid="stop"`` any problem raises :class:`BatchInputError` listing them, with
-    ``"skip"`` those lines are left out (the first line of a duplicated id is kept) and
-    returned in ``problems``."""
+    Malformed lines and ids used again for another question are collected with their line
+    numbers; with ``on_invalid="stop"`` any problem raises :class:`BatchInputError` listing them,
+    with ``"skip"`` those lines are left out (the first line of a duplicated id is kept) and
+    returned in ``problems``. A line that repeats an earlier one exactly is no problem: it is left
+    out of ``questions`` (answered once, with the first) and listed in ``repeated``."""
     if on_invalid not in ("stop", "skip"):
         raise ConfigError(f"on_invalid must be 'stop' or 'skip', got {on_invalid!r}")
     if format not in ("auto", "jsonl", "text"):
@@ -152,7 +205,8 @@ def read_questions(path: str | Path, *, format: Literal["auto", "jsonl", "text"]
     fmt = _sniff(p, lines) if format == "auto" else format
     problems: list[InputProblem] = []
     questions: list[BatchQuestion] = []
-    first_line: dict[str, int] = {}
+    repeated: list[RepeatedLine] = []
+    first: dict[str, BatchQuestion] = {}
     for lineno, raw in enumerate(lines, 1):
         raw = raw.rstrip(b"\r")
         if not raw.strip():
@@ -172,12 +226,19 @@ def read_questions(path: str | Path, *, format: Literal["auto", "jsonl", "text"]
             except ValueError as exc:
                 problems.append(InputProblem(lineno, "malformed", str(exc)))
                 continue
-        if qid in first_line:
+        bq = BatchQuestion(qid, q, lineno, len(questions), history, gold, who, where)
+        seen = first.get(qid)
+        if seen is not None:
+            diff = differences(seen, bq)
+            if not diff:  # the same question again: answered once
+                repeated.append(RepeatedLine(lineno, qid, seen.line))
+                continue
             problems.append(InputProblem(lineno, "duplicate_id",
-                                         f"id {qid!r} already used on line {first_line[qid]}"))
+                                         f"id {qid!r} already used on line {seen.line} for another question "
+                                         f"(they differ in {', '.join(diff)}); give this line its own id"))
             continue
-        first_line[qid] = lineno
-        questions.append(BatchQuestion(qid, q, lineno, len(questions), history, gold, who, where))
+        first[qid] = bq
+        questions.append(bq)
     if problems and on_invalid == "stop":
         shown = "\n".join("  " + pr.describe(p) for pr in problems[:MAX_LISTED_PROBLEMS])
         more = f"\n  … and {len(problems) - MAX_LISTED_PROBLEMS} more" if len(problems) > MAX_LISTED_PROBLEMS else ""
@@ -185,7 +246,9 @@ def read_questions(path: str | Path, *, format: Literal["auto", "jsonl", "text"]
                               f"--on-invalid skip:\n{shown}{more}", problems)
     for pr in problems:
         logger.warning("skipping %s", pr.describe(p))
+    for r in repeated:
+        logger.warning("%s", r.describe(p))
     if not questions:
         raise BatchInputError(f"{p}: no questions (expected {'JSONL objects with a question' if fmt == 'jsonl' else 'one question a line'})",
                               problems)
-    return QuestionSet(p, fmt, tuple(questions), tuple(problems))
+    return QuestionSet(p, fmt, tuple(questions), tuple(problems), tuple(repeated))

@@ -11,6 +11,8 @@ Guarantees
   crash inside a write can leave only an unterminated last line; the next run moves it to
   ``OUTPUT.partial``, truncates the file to its last complete line, logs a warning and
   answers that question again.
+- *Repeats.* A question given twice under one id (the same line again) is answered once; the
+  repeats are in :attr:`BatchReport.repeated`. One id for two different questions is refused.
 - *Resume.* A rerun skips every id already in the output (``retry_failed`` reruns those
   whose latest line is ``failed``; the later line supersedes the earlier). An output whose
   lines were written under another configuration is refused (``force`` starts it over).
@@ -41,7 +43,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 from rag.batch.output import ExistingOutput, OutputFileError, ResultWriter, compact_output, scan_output
-from rag.batch.questions import BatchInputError, BatchQuestion
+from rag.batch.questions import BatchQuestion, QuestionSet, RepeatedLine, fold_repeats
 from rag.batch.records import BatchFailure, BatchRecord, RunInfo, make_record
 from rag.batch.summary import BatchSummary, summarize
 from rag.config import BatchConfig
@@ -96,6 +98,7 @@ class BatchReport:
     repaired_bytes: int
     seconds: float
     complete: bool  # every input id has a line
+    repeated: tuple[RepeatedLine, ...] = ()  # input lines that repeat an earlier one: answered once with it
 
 
 class BatchRunner:
@@ -141,10 +144,11 @@ class BatchRunner:
         fn = getattr(self.answerer, "aanswer", None)
         return callable(fn) and inspect.iscoroutinefunction(fn)
 
-    def run(self, questions: Sequence[BatchQuestion], output: str | Path,
+    def run(self, questions: Sequence[BatchQuestion] | QuestionSet, output: str | Path,
             progress: Callable[[BatchRecord], None] | None = None,
             on_start: Callable[["BatchStart"], None] | None = None) -> BatchReport:
         """Answer every question not yet in ``output``; see the module docstring for the guarantees.
+        ``questions``: a :class:`QuestionSet` (its repeated lines are reported too) or the questions.
 
         ``on_start`` is called once the output is locked, checked and planned; ``progress``
         after each line is written."""
@@ -163,7 +167,7 @@ class BatchRunner:
                 self._run_threads(s.todo, s.state)
         return s.report
 
-    async def arun(self, questions: Sequence[BatchQuestion], output: str | Path,
+    async def arun(self, questions: Sequence[BatchQuestion] | QuestionSet, output: str | Path,
                    progress: Callable[[BatchRecord], None] | None = None,
                    on_start: Callable[["BatchStart"], None] | None = None) -> BatchReport:
         with self._session(questions, output, progress, on_start) as s:
@@ -174,15 +178,17 @@ class BatchRunner:
                     await asyncio.get_running_loop().run_in_executor(None, self._run_threads, s.todo, s.state)
         return s.report
 
-    def _session(self, questions: Sequence[BatchQuestion], output: str | Path,
+    def _session(self, questions: Sequence[BatchQuestion] | QuestionSet, output: str | Path,
                  progress: Callable[[BatchRecord], None] | None,
                  on_start: Callable[["BatchStart"], None] | None = None) -> "_Session":
-        ids = [q.id for q in questions]
-        if len(set(ids)) != len(ids):
-            seen: set[str] = set()
-            dup = sorted({i for i in ids if i in seen or seen.add(i)})[:5]
-            raise BatchInputError(f"duplicate question ids: {', '.join(dup)}")
-        return _Session(self, list(questions), Path(output), progress, on_start)
+        repeated: tuple[RepeatedLine, ...] = ()
+        if isinstance(questions, QuestionSet):
+            questions, repeated = questions.questions, questions.repeated
+        # the same question twice under one id is answered once; one id for two questions is refused
+        kept, more = fold_repeats(questions)
+        for r in more:
+            logger.warning("%s", r.describe())
+        return _Session(self, kept, Path(output), progress, on_start, (*repeated, *more))
 
     async def _one_async(self, q: BatchQuestion) -> BatchRecord:
         t = time.perf_counter()
@@ -261,8 +267,10 @@ class _Session:
 
     def __init__(self, runner: BatchRunner, questions: list[BatchQuestion], output: Path,
                  progress: Callable[[BatchRecord], None] | None,
-                 on_start: Callable[["BatchStart"], None] | None = None) -> None:
+                 on_start: Callable[["BatchStart"], None] | None = None,
+                 repeated: tuple[RepeatedLine, ...] = ()) -> None:
         self.on_start = on_start
+        self.repeated = repeated
         self.runner = runner
         self.questions = questions
         self.output = output
@@ -299,7 +307,7 @@ class _Session:
                     final = scan_output(self.output, repair=False)
                 self.report = BatchReport(self.output, summarize(final.records.values()), self.state.written,
                                           len(self.questions) - len(self.todo), self.existing.repaired_bytes,
-                                          time.perf_counter() - self.t0, complete)
+                                          time.perf_counter() - self.t0, complete, self.repeated)
         finally:
             self.writer.close()
 

@@ -27,6 +27,10 @@ def cmd_batch(args) -> int:
         print(f"skipped {len(qs.problems)} bad input line(s): "
               + ", ".join(f"{p.line} ({p.kind})" for p in qs.problems[:10])
               + (" …" if len(qs.problems) > 10 else ""), file=sys.stderr)
+    if qs.repeated:
+        print(f"{len(qs.repeated)} repeated question line(s), answered once with the line they repeat: "
+              + ", ".join(f"{r.line} (= {r.first_line})" for r in qs.repeated[:10])
+              + (" …" if len(qs.repeated) > 10 else ""), file=sys.stderr)
     if not callable(getattr(p, "answer", None)):
         from rag.errors import RagError
 
@@ -56,7 +60,7 @@ def cmd_batch(args) -> int:
         bars[0].update(1)
 
     try:
-        rep = runner.run(qs.questions, out, progress, on_start)
+        rep = runner.run(qs, out, progress, on_start)
     finally:
         for bar in bars:
             bar.close()
@@ -64,9 +68,12 @@ def cmd_batch(args) -> int:
           + (f", repaired a cut-off last line ({rep.repaired_bytes} bytes)" if rep.repaired_bytes else "")
           + f"; {rep.seconds:.1f} s; config {runner.info.config_hash}, commit {(runner.info.git_commit or '?')[:10]}")
     print(rep.summary.table())
+    if rep.repeated:
+        print(f"repeated lines: {len(rep.repeated)} (answered once with the line they repeat)")
     if args.summary_json:  # ASCII-escaped JSON (rag._io.write_json keeps UTF-8)
         Path(args.summary_json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.summary_json).write_text(json.dumps(rep.summary.to_json(), indent=2) + "\n", encoding="utf-8")
+        summary = {**rep.summary.to_json(), "repeated": [r.to_json() for r in rep.repeated]}
+        Path(args.summary_json).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return 0 if rep.summary.failed == 0 else 1
 
 
@@ -133,7 +140,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--format", choices=["auto", "jsonl", "text"], default="auto")
     s.add_argument("--concurrency", type=int, default=None, help="questions in flight (default: batch.concurrency)")
     s.add_argument("--on-invalid", choices=["stop", "skip"], default="stop",
-                   help="malformed lines / duplicate ids: stop with the list (default) or skip them")
+                   help="malformed lines / an id used for two different questions: stop with the list (default) "
+                   "or skip them (a line that repeats another exactly is answered once, never refused)")
     s.add_argument("--retry-failed", action="store_true", help="answer again the questions whose line is 'failed'")
     s.add_argument("--no-sort", action="store_true", help="leave lines in completion order at the end")
     s.add_argument("--force", action="store_true", help="start the output over (it is overwritten)")
