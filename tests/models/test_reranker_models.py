@@ -188,3 +188,10 @@ def test_train_a_compact_e5_reranker_with_max_steps(tmp_path):
     logits, _ = CrossEncoderScorer(model=str(out)).score("how bees pollinate flowers?", ["a", "b"],
                                                         ["bees pollinate flowers", "glaciers carve valleys"])
     assert logits.shape == (2,) and np.all(np.isfinite(logits))
+
+
+def test_loading_the_committed_reranker_draws_no_loading_bar(capfd):
+    """Issue 42: transformers' "Loading weights" bar used to land in `rag ask`'s output."""
+    logits, _ = CrossEncoderScorer(RerankConfig()).score("q", ["a"], ["some text"])
+    assert logits.shape == (1,)
+    assert "Loading weights" not in capfd.readouterr().err
