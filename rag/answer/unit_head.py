@@ -11,7 +11,7 @@ section heading; delegation, list item, position in the block, length, and a blo
 The block's place in the retrieval order is not a feature: the training bundles have no retrieval order.
 
 :class:`UnitHead` reads the stored head (``rag/_models/unit-head/unit_head.json``: a
-:class:`rag.rerank.heads.Head` with the scorer it was fitted with) and gives each unit the calibrated
+:class:`rag.rerank.heads.Head` or :class:`rag.rerank.heads.TreeHead`, with the scorer it was fitted with) and gives each unit the calibrated
 probability that it holds the answer. Training and measures: :mod:`rag.evaluation.unit_training`
 (``rag reader train-units``, docs/reader.md).
 """
@@ -29,7 +29,7 @@ from rag.answer.units import QUESTION_TERMS, Unit, UnitSignals, holds_asked
 from rag.context.builder import ContextBundle
 from rag.config import GenerationConfig
 from rag.errors import ConfigError, ModelLoadError
-from rag.rerank.heads import Head, ranked_block
+from rag.rerank.heads import Head, TreeHead, head_from_json, ranked_block
 from rag.text.lexical import content_terms
 from rag.text.question_analysis import QuestionAnalysis
 
@@ -83,9 +83,10 @@ def unit_vectors(asked: QuestionAnalysis, bundle: ContextBundle, units: Sequence
 
 @dataclass(frozen=True)
 class UnitHead:
-    """A stored unit head: the logistic :class:`Head` over :data:`UNIT_FEATURES` and what it was fitted with."""
+    """A stored unit head over :data:`UNIT_FEATURES` (a logistic :class:`Head` or gradient-boosted
+    :class:`TreeHead`, whichever had the lower calib log-loss) and the scorer it was fitted with."""
 
-    head: Head
+    head: Head | TreeHead
     scorer: str  # the generation.extractive_scorer whose model scores it was fitted on
     meta: dict = field(default_factory=dict, compare=False)
 
@@ -110,7 +111,7 @@ class UnitHead:
                                  "`rag reader train-units`, or set generation.extractive_ranker: rules") from None
         if d.get("format") != FORMAT:
             raise ModelLoadError(f"{p}: format {d.get('format')!r}, expected {FORMAT}")
-        head = Head.from_json(d["head"])
+        head = head_from_json(d["head"])
         if head.features != UNIT_FEATURES:
             raise ModelLoadError(f"{p}: fitted on other features ({len(head.features)}) than this version's "
                                  f"{len(UNIT_FEATURES)}; retrain it with `rag reader train-units`")

@@ -22,7 +22,7 @@ class Options:
     data: str = "data/cache/reader"
     config: str = field(default="configs/default.yaml", metadata={"help": "the generator and embedder read"})
     split: str = field(default="eval", metadata={"help": "eval (report) or calib"})
-    per_source: int = field(default=300, metadata={"help": "questions per source (KorQuAD, SQuAD 2.0)"})
+    per_source: int = field(default=600, metadata={"help": "questions per source (KorQuAD, SQuAD 2.0)"})
 
 
 def run(o: Options) -> Outcome:

@@ -13,8 +13,9 @@
    shipped config and model scorer), one :data:`~rag.answer.unit_head.UNIT_FEATURES` vector per unit,
    label 1 when the unit holds a gold answer string. Cached per chunk of questions (``.npz``, written
    crash-safe, no pickle): a killed run resumes.
-3. **Fit** (:func:`fit_unit_head`): :func:`rag.rerank.heads.fit_head` (logistic, C by calib log-loss,
-   Platt on calib).
+3. **Fit** (:func:`fit_unit_head`): a logistic head (:func:`rag.rerank.heads.fit_head`, C by calib
+   log-loss) and a gradient-boosted one (:func:`rag.rerank.heads.fit_tree_head`), each Platt-calibrated on
+   calib; the lower calib log-loss is kept.
 4. **Measure** (:func:`measure`): per source, how often the best unit holds the answer (the learned head
    against today's hand-weighted score on the same units), the AUROC of the best unit's score for
    "this question is answerable" (SQuAD 2.0), and the precision and share answered at probability floors.
@@ -39,7 +40,7 @@ from rag.context.builder import ContextBlock, ContextBundle
 from rag.reader.data import iter_examples
 from rag.reader.examples import ReaderExample
 from rag.reader.groups import window
-from rag.rerank.heads import fit_head
+from rag.rerank.heads import fit_head, fit_tree_head
 from rag.text.question_analysis import analyze_question
 
 logger = logging.getLogger(__name__)
@@ -166,8 +167,13 @@ def build_rows(gen: ExtractiveGenerator, questions: list[UnitQuestion], cache: P
 
 
 def fit_unit_head(train: Rows, calib: Rows, scorer: str, meta: dict) -> UnitHead:
-    head = fit_head(train.x, train.y, calib.x, calib.y, UNIT_FEATURES, PRODUCTS)
-    return UnitHead(head, scorer, meta)
+    """The logistic head and the gradient-boosted one, both Platt-calibrated on calib; the one of lower calib
+    log-loss is kept (both losses in ``meta['candidates']``)."""
+    linear = fit_head(train.x, train.y, calib.x, calib.y, UNIT_FEATURES, PRODUCTS, compare_gbm=False)
+    trees = fit_tree_head(train.x, train.y, calib.x, calib.y, UNIT_FEATURES)
+    losses = {"logistic": linear.info["calib_log_loss_after_platt"], "trees": trees.info["calib_log_loss_after_platt"]}
+    head = trees if losses["trees"] < losses["logistic"] else linear
+    return UnitHead(head, scorer, {**meta, "candidates": losses})
 
 
 def _auroc(score: np.ndarray, label: np.ndarray) -> float | None:
