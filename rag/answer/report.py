@@ -8,6 +8,7 @@ from typing import Literal
 
 from rag.answer.contract import AnswerPayload, Violation
 from rag.context.builder import ContextBlock, page_label
+from rag.text.lexical import find_quote, unmark
 from rag.text.segment import refine_locator
 
 
@@ -45,7 +46,10 @@ class SentenceCheck:
 
 @dataclass(frozen=True)
 class ResolvedCitation:
-    """A citation as the server proves it: everything but ``claim`` and ``quote`` comes from the source map."""
+    """A citation as the server proves it: everything but ``claim`` and ``quote`` comes from the source map.
+    ``quote`` is the checked quote as the file prints it: without the bold the indexed text keeps around
+    a statute's paragraph marks (``**①**`` → ``①``, :func:`rag.text.lexical.unmark`); its span
+    (``quote_start``/``quote_end``) is where it lies in the indexed text, that bold included."""
 
     source_id: str
     evidence_id: str
@@ -95,16 +99,16 @@ def resolve(block: ContextBlock, claim: str, quote: str) -> ResolvedCitation:
     """A citation from the source map. The locator is made precise to where the quote sits in the
     block (``제618조`` + a quote in item 3 gives ``제618조제3호``)."""
     locator = block.locator
-    q = quote.strip()
-    at = block.text.find(q) if q else -1
-    if locator and at >= 0:
-        locator = refine_locator(locator, block.text, at)
+    found = find_quote(quote, block.text)  # verbatim, a paragraph mark with or without its bold
+    if locator and found is not None:
+        locator = refine_locator(locator, block.text, found[0])
     page, page_end = block.page, block.page_end
     span: tuple[int | None, int | None] = (None, None)
-    if at >= 0:
-        page, page_end = block.page_at(at), block.page_at(at + len(q) - 1)
+    if found is not None:
+        at, end = found
+        page, page_end = block.page_at(at), block.page_at(end - 1)
         if not block.neutralized:  # offsets of neutralized text do not map back one to one
-            span = (block.start_char + at, block.start_char + at + len(q))
+            span = (block.start_char + at, block.start_char + end)
     return ResolvedCitation(block.source_id, block.evidence_id, block.document_id, block.document_version, block.uri,
-                            block.title, page, block.start_char, block.end_char, claim, quote, locator,
+                            block.title, page, block.start_char, block.end_char, claim, unmark(quote), locator,
                             block.file, page_end, *span)

@@ -26,6 +26,7 @@ from rag.evaluation.answer_dataset import (CORPUS_FILE, QUESTIONS_FILE, AnswerDa
 from rag.evaluation.answer_scoring import (AnswerRow, GateReading, answer_metrics, fact_found, normalize_fact_text,
                                            score_answer, style_metrics)
 from rag.pipeline import Pipeline
+from rag.text.lexical import find_quote
 
 __all__ = ["CORPUS_FILE", "QUESTIONS_FILE", "AnswerDataset", "AnswerQuestion", "AnswerRow", "AnswersReport", "Gold",
            "Progress", "answer_metrics", "eval_answers", "fact_found", "load_answer_dataset", "normalize_fact_text",
@@ -144,4 +145,4 @@ class PageCheck:
             lo = starts[numbers.index(c.page)]
             j = numbers.index(last) + 1
             hi = starts[j] if j < len(starts) else len(doc.text)
-            self.held += c.quote.strip() in doc.text[lo:hi]
+            self.held += find_quote(c.quote, doc.text[lo:hi]) is not None  # the quote as shown (unmark)

@@ -9,6 +9,7 @@ from functools import lru_cache
 from rag.text.analyzers import EnglishAnalyzer
 from rag.text.lang import HANGUL_SYLLABLE_RUN, ZERO_WIDTH
 from rag.text.sentences import strip_markers
+from rag.text.structure import PARAGRAPH_MARKS
 
 _URL = re.compile(r"(?i)\b(?:https?://|www\.)\S+")
 
@@ -24,10 +25,49 @@ def normalize(text: str) -> str:
 
 
 def quote_found(quote: str, block_text: str) -> bool:
-    """``quote`` occurs in ``block_text`` after normalization (surrounding quotation marks ignored)."""
-    q = normalize(quote).strip("\"'“”‘’「」『』")
-    q = q.strip()
-    return bool(q) and q in normalize(block_text)
+    """``quote`` occurs in ``block_text`` after normalization (surrounding quotation marks ignored),
+    as written or with the bold around paragraph marks dropped on both sides (:func:`unmark`): a
+    quote of ``**①** 같은 곳에`` may read ``① 같은 곳에``, as the file prints it."""
+    q = _quote_form(quote)
+    return bool(q) and (q in normalize(block_text) or _quote_form(unmark(quote)) in normalize(unmark(block_text)))
+
+
+def _quote_form(quote: str) -> str:
+    return normalize(quote).strip("\"'“”‘’「」『』").strip()
+
+
+# The bold statute markdown puts around a paragraph mark (``**①** 같은 곳에``), which the loaders also
+# write for a statute read from a PDF, DOCX, HTML, HWP or HWPX file (rag.documents.statute): markup the
+# indexed text keeps (a statute chunks and embeds the same from a file as from markdown), not text a
+# file prints.
+_BOLD_MARK = re.compile(rf"\*\*([{PARAGRAPH_MARKS}])\*\*")
+
+
+def unmark(text: str) -> str:
+    """``text`` without the bold around its paragraph marks (``**①** 같은`` → ``① 같은``): the form a
+    citation's quote is shown in. Nothing else changes (bold elsewhere, escapes the author wrote)."""
+    return _BOLD_MARK.sub(r"\1", text) if "**" in text else text
+
+
+def find_quote(quote: str, text: str) -> tuple[int, int] | None:
+    """Where ``quote`` (stripped) lies verbatim in ``text`` as ``(start, end)``, a paragraph mark in it
+    matching with or without the bold around it (``① 같은`` is found in ``**①** 같은``, the span
+    covering the bold); None when it is not there as such."""
+    q = quote.strip()
+    if not q:
+        return None
+    at = text.find(q)
+    if at >= 0:
+        return at, at + len(q)
+    plain = unmark(q)
+    if not _MARK.search(plain):
+        return None
+    pattern = "".join(rf"(?:\*\*)?{c}(?:\*\*)?" if _MARK.fullmatch(c) else re.escape(c) for c in plain)
+    m = re.search(pattern, text)
+    return (m.start(), m.end()) if m else None
+
+
+_MARK = re.compile(rf"[{PARAGRAPH_MARKS}]")
 
 
 _EN = EnglishAnalyzer(stem=True, stopwords=True)
