@@ -17,7 +17,6 @@ probability that it holds the answer. Training and measures: :mod:`rag.evaluatio
 """
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ from rag.answer.units import QUESTION_TERMS, Unit, UnitSignals, holds_asked
 from rag.context.builder import ContextBundle
 from rag.config import GenerationConfig
 from rag.errors import ConfigError, ModelLoadError
-from rag.rerank.heads import Head, TreeHead, head_from_json, ranked_block
+from rag.rerank.heads import Head, TreeHead, head_from_json, ranked_block, read_artifact
 from rag.text.lexical import content_terms
 from rag.text.question_analysis import QuestionAnalysis
 
@@ -101,14 +100,8 @@ class UnitHead:
     @classmethod
     def load(cls, path: Path | str | None = None) -> "UnitHead":
         """From ``unit_head.json`` (a folder holding it, or the file; default the bundled one)."""
-        p = Path(path) if path is not None else MODEL_DIR
-        if p.is_dir():
-            p = p / "unit_head.json"
-        try:
-            d = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ModelLoadError(f"{p}: cannot read the unit head ({exc}); train one with "
-                                 "`rag reader train-units`, or set generation.extractive_ranker: rules") from None
+        p, d = read_artifact(path, MODEL_DIR, "unit_head.json", "the unit head", "train one with `rag reader "
+                             "train-units`, or set generation.extractive_ranker: rules")
         if d.get("format") != FORMAT:
             raise ModelLoadError(f"{p}: format {d.get('format')!r}, expected {FORMAT}")
         head = head_from_json(d["head"])

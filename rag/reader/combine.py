@@ -22,7 +22,6 @@ evaluates it with numpy alone (no pickle, no scikit-learn at inference).
 """
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +30,7 @@ from rag._io import write_json
 from rag.errors import ModelLoadError
 # The heads themselves live one stage down (rag.rerank.heads), shared with the extractive generator's unit head;
 # these names stay importable from here.
-from rag.rerank.heads import C_GRID, SEED, Head, expand, fit_head, fit_platt, log_loss  # noqa: F401
+from rag.rerank.heads import C_GRID, SEED, Head, expand, fit_head, fit_platt, log_loss, read_artifact  # noqa: F401
 
 logger = logging.getLogger(__name__)
 
@@ -70,14 +69,8 @@ class Combiner:
     @classmethod
     def load(cls, path: Path | None = None) -> "Combiner":
         """From ``combiner.json`` (a folder holding it, or the file; default the committed one)."""
-        p = Path(path) if path is not None else MODEL_DIR
-        if p.is_dir():
-            p = p / "combiner.json"
-        try:
-            d = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ModelLoadError(f"{p}: cannot read the reader combiner ({exc}); train one with "
-                                 "`rag reader train-combiner`") from None
+        p, d = read_artifact(path, MODEL_DIR, "combiner.json", "the reader combiner",
+                             "train one with `rag reader train-combiner`")
         if d.get("format") not in READABLE:
             raise ModelLoadError(f"{p}: format {d.get('format')!r}, expected one of {', '.join(READABLE)}")
         meta = {k: v for k, v in d.items() if k not in ("format", "passage", "sentence", "answerable")}

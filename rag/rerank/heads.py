@@ -11,10 +11,12 @@ head (:mod:`rag.answer.unit_head`): both sit above this stage.
 """
 from __future__ import annotations
 
+import json
 import logging
 import math
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -50,6 +52,26 @@ def ranked_block(scores: np.ndarray) -> np.ndarray:
     return out
 
 
+def rows_of(x: np.ndarray, features: Sequence[str]) -> np.ndarray:
+    """``x`` as a float ``[n, len(features)]`` array, or a ``ValueError`` naming the expected width."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2 or x.shape[1] != len(features):
+        raise ValueError(f"expected [n, {len(features)}] features ({', '.join(features[:3])} …), got {x.shape}")
+    return x
+
+
+def read_artifact(path: Path | str | None, default_dir: Path, filename: str, what: str, hint: str) -> tuple[Path, dict]:
+    """``(file, parsed JSON)`` of a stored head: ``path`` (a folder holding ``filename``, or the file; None:
+    ``default_dir``); a :class:`ModelLoadError` naming ``what`` and ``hint`` (how to make one) when unreadable."""
+    p = Path(path) if path is not None else default_dir
+    if p.is_dir():
+        p = p / filename
+    try:
+        return p, json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(f"{p}: cannot read {what} ({exc}); {hint}") from None
+
+
 def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(z, dtype=np.float64)))
 
@@ -78,10 +100,7 @@ class Head:
     info: dict = field(default_factory=dict, compare=False)
 
     def logit(self, x: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=np.float64)
-        if x.ndim != 2 or x.shape[1] != len(self.features):
-            raise ValueError(f"expected [n, {len(self.features)}] features ({', '.join(self.features[:3])} …), "
-                             f"got {x.shape}")
+        x = rows_of(x, self.features)
         z = (expand(x, self.features, self.products) - np.asarray(self.mean)) / np.asarray(self.scale)
         return z @ np.asarray(self.coef) + self.intercept
 
@@ -212,9 +231,7 @@ class TreeHead:
     info: dict = field(default_factory=dict, compare=False)
 
     def logit(self, x: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=np.float64)
-        if x.ndim != 2 or x.shape[1] != len(self.features):
-            raise ValueError(f"expected [n, {len(self.features)}] features, got {x.shape}")
+        x = rows_of(x, self.features)
         trees = self.feature.shape[0]
         node = np.zeros((trees, x.shape[0]), dtype=np.int64)
         rows = np.arange(trees)[:, None]
