@@ -8,7 +8,9 @@ from rag.pipeline.runner import Step, StepKind
 from rag.pipeline.state import (Answered, Gated, Request, Retrieved, Searched, StageEvent, State, StepRecord,
                                 set_aside_entries)
 from rag.pipeline.steps import STEPS
+from rag.pipeline.warmup import Warmup
 from rag.types import Ordering
 
 __all__ = ["Answered", "Components", "Gated", "ListedDocument", "Ordering", "Pipeline", "Request", "Retrieved", "STEPS", "Searched",
-           "StageEvent", "State", "Step", "StepKind", "StepRecord", "embedding_scorer", "set_aside_entries"]
+           "StageEvent", "State", "Step", "StepKind", "StepRecord", "Warmup", "embedding_scorer",
+           "set_aside_entries"]

@@ -394,6 +394,21 @@ class Components:
              self.fallback_generator, self.validator)
         self.embedder.embed_queries(["warm up"])
 
+    def warm_generator(self, question: str) -> None:
+        """Load the generator's own model without asking it anything: the extractive scorer's (one
+        sentence scored against ``question``), a llama.cpp GGUF; an OpenAI-compatible client is made
+        (nothing is sent). The fallback generator is built too."""
+        generator, _ = self.generator, self.fallback_generator
+        if self.config.generation.backend == "extractive":
+            scorer = self._extractive_scorer()
+            if scorer is not None:
+                scorer(question, [question])
+        elif callable(load := getattr(generator, "_load", None)):  # llama.cpp: the GGUF, in-process
+            load()
+        else:  # an OpenAI-compatible server: its clients (a test's fake generator may have none)
+            for name in ("client", "aclient"):
+                getattr(generator, name, None)
+
 
 def reader_scorer(reranker: CrossEncoderReranker):
     """(question, sentences) -> the reranker model's calibrated probability that each sentence answers

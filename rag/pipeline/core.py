@@ -32,6 +32,7 @@ from rag.retrieval.hybrid import HybridRetriever, check_query
 from rag.types import Document, Ordering, SearchFilter, SearchResult, Turn, as_turns
 
 if TYPE_CHECKING:
+    from rag.pipeline.warmup import Warmup
     from rag.tools import Selection, ToolRegistry, ToolSelector
 
 RETRIEVE = runner.select(STEPS, "search", "versions", "quarantine", "rerank", "gate")
@@ -101,8 +102,19 @@ class Pipeline:
         return self.components.validator
 
     def warm_up(self) -> None:
-        """Load every component a question needs (models, index, prompt builder, generator)."""
+        """Make every component a question needs (index, embedder, prompt builder, generator...);
+        the models behind them may still load on first use: :meth:`warmup` loads them."""
         self.components.warm_up()
+
+    def warmup(self) -> "Warmup":
+        """Load every model the config uses (embedder, reranker when enabled, the extractive
+        scorer's model, a llama.cpp model or an LLM client) and answer one short fixed question per
+        language (the corpus's main one, and each of ``rerank.languages``) as nobody, so the next
+        question pays for no load. Returns the seconds each part took (:class:`rag.pipeline.warmup.Warmup`).
+        An LLM is not asked (the questions stop at the prompt). Raises what loading raises."""
+        from rag.pipeline.warmup import warm
+
+        return warm(self.components)
 
     def check_gate(self) -> None:
         """Raise :class:`rag.errors.ConfigError` when the gate may need ``gate.fallback_threshold``, the
