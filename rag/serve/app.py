@@ -34,7 +34,8 @@ def app_from_env():
 
 def create_app(config: RagConfig, service: Service | None = None, tools=None):
     """The FastAPI app serving ``config``. Models and the index load at start-up, on the compute
-    thread; until then ``/readyz`` answers 503 and question routes ``not_ready``. ``tools``: a
+    thread, then a warm-up question runs (:meth:`Service.start`); until then ``/readyz`` answers 503
+    (``status: warming_up`` during the warm-up) and question routes ``not_ready``. ``tools``: a
     :class:`rag.tools.ToolRegistry` with its functions bound, for answers from live data."""
     from fastapi import FastAPI
     from fastapi.exceptions import RequestValidationError

@@ -30,6 +30,9 @@ class Metrics:
         self.queued = Gauge("rag_queued", "Questions waiting for a slot", registry=r)
         self.index_chunks = Gauge("rag_index_chunks", "Chunks in the served index version", registry=r)
         self.index_documents = Gauge("rag_index_documents", "Documents in the served index version", registry=r)
+        # The start-up warm-up (rag.pipeline.warmup), by part; never counted in the request or answer metrics.
+        self.warmup_seconds = Gauge("rag_warmup_seconds", "Seconds each part of the start-up warm-up took", ["part"],
+                                    registry=r)
         self.document_updates = Counter("rag_document_updates", "Document updates applied", ["op"], registry=r)
 
     def observe_answer(self, result) -> None:

@@ -27,10 +27,12 @@ from rag.config import RagConfig
 from rag.index.embedders import serialized
 from rag.index.protocol import Index, Operation
 from rag.index.updates import UpdateReport
-from rag.pipeline import Pipeline
+from rag.errors import RagError
+from rag.pipeline import Pipeline, Warmup
 from rag.result import AnswerResult
 from rag.serve.auth import ApiKeys
-from rag.serve.errors import ServiceError
+from rag.serve.errors import ServiceError, from_library, scrub
+from rag.serve.logs import request_id
 from rag.serve.metrics import Metrics
 from rag.types import Document
 
@@ -75,7 +77,10 @@ class Service:
         self.keys = ApiKeys.from_env(serve=config.serve) if keys is None else keys
         self.metrics = Metrics()
         self.ready = False
+        self.phase = "starting"  # starting -> warming_up -> ready; failed: start-up failed (never ready)
         self.not_ready_reason = "starting: loading models and the index"
+        self.warmup: Warmup | None = None  # the last warm-up's timings
+        self.warmup_error: dict | None = None  # or why it failed (warmup_error)
         self.compute = ThreadPoolExecutor(1, thread_name_prefix="rag-compute")
         self.writer = ThreadPoolExecutor(1, thread_name_prefix="rag-writer")
         self._sem: asyncio.Semaphore | None = None
@@ -87,22 +92,53 @@ class Service:
 
     # -- life cycle ------------------------------------------------------------------
     def start(self) -> None:
-        """Load every model and the index (blocking; the app runs it on the compute thread)."""
+        """Open the index, load every model and answer the warm-up questions (blocking; the app runs
+        it on the compute thread). Ready only after the warm-up; a failed warm-up is reported by
+        :meth:`status` and logged, and the service serves anyway (what did not load loads on first
+        use). Without an index (or with a config that cannot answer) it never becomes ready."""
         try:
             self.pipeline.warm_up()
             if self.tools is not None:
                 self.pipeline.tool_selector(self.tools)  # index the tools once, before the first question
         except Exception as exc:
+            self.phase = "failed"
             self.not_ready_reason = f"start-up failed: {type(exc).__name__}"
             logger.exception("start-up failed")
             raise
         self._published(self.pipeline.index)
+        self._warm()
         self.ready = True
+        self.phase = "ready"
         self.not_ready_reason = ""
         idx = self.pipeline.index
-        logger.info("ready: index %s (%d documents, %d chunks)", idx.version_name, len(idx.documents), len(idx))
+        w = self.warmup
+        warmed = (f"warmed up in {w.total_s:.2f}s (" + ", ".join(f"{k} {v:.2f}s" for k, v in w.parts().items()) + ")"
+                  if w is not None else "warm-up failed; serving anyway")
+        logger.info("ready: index %s (%d documents, %d chunks), %s", idx.version_name, len(idx.documents), len(idx),
+                    warmed)
         if self.settings.follow:
             threading.Thread(target=self._follow_loop, name="rag-follow", daemon=True).start()
+
+    def _warm(self) -> None:
+        """:meth:`rag.pipeline.Pipeline.warmup`, as nobody and outside any request: not logged as a
+        request, not counted in the request or answer metrics (only ``rag_warmup_seconds``); its log
+        lines carry the request id ``warmup``. A failure is kept as a typed error without its text."""
+        self.phase = "warming_up"
+        self.not_ready_reason = "warming up: loading the models and answering a warm-up question"
+        logger.info("warming up: loading the models and answering a warm-up question")
+        token = request_id.set("warmup")
+        try:
+            self.warmup = self.pipeline.warmup()
+        except Exception as exc:  # noqa: BLE001 - a failed warm-up must not take the service down
+            self.warmup_error = warmup_error(exc)
+            logger.warning("warm-up failed (%s: %s); serving anyway: what did not load loads on the first requests",
+                           self.warmup_error["type"], self.warmup_error["message"])
+            logger.debug("warm-up failure", exc_info=True)
+        else:
+            for part, seconds in self.warmup.parts().items():
+                self.metrics.warmup_seconds.labels(part).set(seconds)
+        finally:
+            request_id.reset(token)
 
     # -- followed folders (serve.follow) ---------------------------------------------
     def _follow_loop(self) -> None:
@@ -136,7 +172,11 @@ class Service:
             raise ServiceError("not_ready", self.not_ready_reason or "not ready", {"Retry-After": "2"})
 
     def status(self) -> dict:
-        out = {"ready": self.ready, "reason": self.not_ready_reason or None}
+        out = {"ready": self.ready, "status": self.phase, "reason": self.not_ready_reason or None}
+        if self.warmup is not None:
+            out["warmup"] = {"ok": True, **self.warmup.to_json()}
+        elif self.warmup_error is not None:
+            out["warmup"] = {"ok": False, "error": self.warmup_error}
         if self.ready:
             idx = self.pipeline.index
             out |= {"index_version": idx.version_name, "documents": len(idx.documents), "chunks": len(idx),
@@ -253,3 +293,12 @@ class Service:
                 self._newest()
         except Exception:  # a version removed while loading, etc.: the next poll tries again
             logger.warning("could not load the newer index version; will retry", exc_info=True)
+
+
+def warmup_error(exc: Exception) -> dict:
+    """A failed warm-up as readiness reports it: the stable code, the error's type and, for the
+    library's own typed errors (which say what was wrong and what to do), their message with file
+    paths scrubbed; anything else only says where to look (no text of a document can travel)."""
+    err = from_library(exc)
+    message = scrub(str(exc)) if isinstance(exc, RagError) else err.message
+    return {"code": err.code, "type": type(exc).__name__, "message": message}

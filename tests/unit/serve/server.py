@@ -10,7 +10,8 @@ import httpx
 class LiveServer:
     """``with LiveServer(app) as srv: httpx.get(srv.url + "/healthz")``; waits until ready."""
 
-    def __init__(self, app, ready_timeout: float = 120.0) -> None:
+    def __init__(self, app, ready_timeout: float = 120.0, wait_ready: bool = True) -> None:
+        """``wait_ready=False``: return once uvicorn listens, before ``/readyz`` says ready."""
         import uvicorn
 
         self.config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, access_log=False,
@@ -18,6 +19,7 @@ class LiveServer:
         self.server = uvicorn.Server(self.config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.ready_timeout = ready_timeout
+        self.wait_ready = wait_ready
 
     @property
     def url(self) -> str:
@@ -31,7 +33,7 @@ class LiveServer:
             if time.monotonic() > deadline or not self.thread.is_alive():
                 raise RuntimeError("uvicorn did not start")
             time.sleep(0.02)
-        while httpx.get(self.url + "/readyz").status_code != 200:
+        while self.wait_ready and httpx.get(self.url + "/readyz").status_code != 200:
             if time.monotonic() > deadline:
                 raise RuntimeError("the service did not become ready: " + httpx.get(self.url + "/readyz").text)
             time.sleep(0.05)
