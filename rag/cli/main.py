@@ -1,6 +1,6 @@
 """Command line: ``rag index | add | delete | search | context | ask | eval-retrieval | train-reranker | calibrate |
 eval-abstention | eval-answers | eval-claims | eval-addressing | demo | extract | sync | batch | experiment | compare |
-models | serve | tools | migrate | bench | reader``."""
+models | serve | warmup | tools | migrate | bench | reader``."""
 from __future__ import annotations
 
 import argparse
@@ -206,6 +206,9 @@ def build_parser() -> argparse.ArgumentParser:
     from rag.cli.serve import add_parsers as _serve_parsers  # serve
 
     _serve_parsers(sub)
+    from rag.cli.warmup import add_parsers as _warmup_parsers  # warmup
+
+    _warmup_parsers(sub)
     from rag.cli.tools import add_parsers as _tools_parsers  # tools select | format
 
     _tools_parsers(sub)
