@@ -77,8 +77,7 @@ def warm(c: "Components") -> Warmup:
     reranker = c.reranker
     if reranker is not None:
         # One pair through the model (its load and first forward pass) and the calibration file.
-        q = QUESTIONS[langs[0]]
-        clock.time("reranker", lambda: (reranker.scorer.score(q, ["\x1fwarm-up"], [q]), reranker.calibration))
+        clock.time("reranker", lambda: (reranker.scorer.score(first, ["\x1fwarm-up"], [first]), reranker.calibration))
     clock.time("components", lambda: (c.check_gate(), c.gate, c.prompt_builder, c.validator))
     clock.time("generator", lambda: c.warm_generator(first))
     generated = c.config.generation.backend == "extractive"
