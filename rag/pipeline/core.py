@@ -101,10 +101,12 @@ class Pipeline:
     def validator(self) -> CitationValidator:
         return self.components.validator
 
-    def warm_up(self) -> None:
+    def build_components(self) -> None:
         """Make every component a question needs (index, embedder, prompt builder, generator...);
         the models behind them may still load on first use: :meth:`warmup` loads them."""
         self.components.warm_up()
+
+    warm_up = build_components  # the name before warmup() existed (it only builds the components)
 
     def warmup(self) -> "Warmup":
         """Load every model the config uses (embedder, reranker when enabled, the extractive

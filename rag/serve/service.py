@@ -97,7 +97,7 @@ class Service:
         :meth:`status` and logged, and the service serves anyway (what did not load loads on first
         use). Without an index (or with a config that cannot answer) it never becomes ready."""
         try:
-            self.pipeline.warm_up()
+            self.pipeline.build_components()
             if self.tools is not None:
                 self.pipeline.tool_selector(self.tools)  # index the tools once, before the first question
         except Exception as exc:

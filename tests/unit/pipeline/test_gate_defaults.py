@@ -35,7 +35,7 @@ def test_no_gate_section_on_the_hashing_embedder_is_an_error_before_answering(in
     msg = str(exc.value)
     assert "gate.fallback_threshold" in msg and "`rag calibrate --auto`" in msg and "every question" in msg
     with pytest.raises(ConfigError, match="gate.fallback_threshold"):
-        index.warm_up()
+        index.build_components()
     # retrieve (what calibration probes with) does not raise: such a gate abstains, never opens
     r = index.retrieve(QUESTION)
     assert r.candidates and not r.decision.answer and r.decision.reason == "threshold_unset"
