@@ -59,7 +59,7 @@ from rag.answer.report import CitationCheck, ResolvedCitation, SentenceCheck, Va
 from rag.answer.support import SupportCheck, check_support, decide, evidence_text
 from rag.text.question_analysis import QuestionAnalysis, analyze_question
 from rag.text.sentences import Sentence, answer_sentences, marker_ids, strip_markers
-from rag.text.lexical import find_urls, normalize, quote_found
+from rag.text.lexical import find_urls, normalize, quote_found, unmark
 from rag.index.embedders import cosines
 
 if TYPE_CHECKING:
@@ -303,11 +303,13 @@ def check_citations_referenced(inp: CheckInput) -> CheckOutput:
 
 
 def check_duplicates(inp: CheckInput) -> CheckOutput:
-    """Check 8: the same citation (source id and normalized quote) given twice."""
+    """Check 8: the same citation (source id and normalized quote) given twice; a statute's paragraph mark
+    with or without the bold the indexed text keeps (``**①**`` / ``①``, :func:`rag.text.lexical.unmark`) is
+    the same quote."""
     seen: set[tuple[str, str]] = set()
     out: list[Violation] = []
     for i, c in enumerate(inp.payload.citations):
-        key = (c.source_id, normalize(c.quote))
+        key = (c.source_id, normalize(unmark(c.quote)))
         if key in seen:
             out.append(Violation("duplicate_citation", f"citation {i + 1} repeats an earlier citation of {c.source_id} "
                                  "with the same quote; cite each passage once", source_id=c.source_id))

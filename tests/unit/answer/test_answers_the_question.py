@@ -116,6 +116,15 @@ def test_the_same_citation_twice_is_a_violation():
     assert codes(None, twice, b) == ("duplicate_citation",)
 
 
+def test_a_paragraph_mark_with_and_without_its_bold_is_the_same_citation():
+    text = "##### 제18조 (정액급식비)\n\n**①** 공무원에게는 월 16만원의 정액급식비를 지급한다."
+    b = bundle(("pay", "제18조 (정액급식비)", text))
+    s = "공무원에게는 월 16만원의 정액급식비를 지급한다."
+    both = AnswerPayload(status="answered", answer=f"{s} [S1]", citations=(
+        CitationItem(source_id="S1", claim=s, quote=f"**①** {s}"), CitationItem(source_id="S1", claim=s, quote=f"① {s}")))
+    assert codes(None, both, b) == ("duplicate_citation",)
+
+
 def test_an_english_question_over_korean_text_is_not_held_to_its_words():
     """Different languages share no terms: only the asked kind of fact is checked."""
     s = "공무원에게는 월 16만원의 정액급식비를 지급한다."
