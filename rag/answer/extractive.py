@@ -17,7 +17,9 @@ question, each cited with itself as the quote.
    and in its whole block, which carries the article heading) picks the
    ``extractive_model_candidates`` best units; a model (``scorer``: the embedder's cosine between
    question and unit) then scores those, and the final score mixes both
-   (``extractive_model_weight``).
+   (``extractive_model_weight``). With ``extractive_ranker: learned`` the learned unit head
+   (:mod:`rag.answer.unit_head`) turns the same signals into the probability that the unit answers,
+   read against ``extractive_learned_floor``.
 4. **Choice.** The best units above the floors that pass the validator's support check; after the
    first, a unit of a numeric question must state the asked fact too, and no definition follows
    (nothing that answers nothing), nor a unit of a bracket the question's number misses. Each
@@ -113,7 +115,7 @@ class ExtractiveGenerator:
         self.validation = validation or ValidationConfig()
         self.scorer = scorer
         self.head = head
-        self.name = "extractive" + ("+model" if scorer else "")
+        self.name = "extractive" + ("+model" if scorer else "") + ("+learned" if head is not None else "")
 
     def units(self, bundle: ContextBundle) -> list[_Unit]:
         out = []

@@ -16,13 +16,14 @@ DEFAULT_CACHE = "data/cache/unit-rows"
 def _generator(config_path: str):
     from rag.answer.extractive import ExtractiveGenerator
     from rag.config import load_config
+    from rag.errors import ConfigError
     from rag.index.embedders import make_embedder
     from rag.pipeline.components import embedding_scorer
 
     cfg = load_config(config_path)
     if cfg.generation.extractive_scorer != "embedding":
-        raise SystemExit(f"{config_path}: generation.extractive_scorer is {cfg.generation.extractive_scorer!r}; "
-                         "the unit head is fitted with the embedding scorer (the shipped one)")
+        raise ConfigError(f"{config_path}: generation.extractive_scorer is {cfg.generation.extractive_scorer!r}; the "
+                          "unit head is fitted with the embedding scorer (the shipped one): use a config that sets it")
     return ExtractiveGenerator(cfg.generation, embedding_scorer(make_embedder(cfg.embedding)),
                                validation=cfg.validation)
 

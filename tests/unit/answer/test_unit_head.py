@@ -66,7 +66,7 @@ def test_the_generator_ranks_by_the_head_and_uses_the_learned_floor():
     gen = ExtractiveGenerator(cfg, fake_scorer, head=head_on("holds"))
     ranked = gen.score(QUESTION, b, gen.units(b))
     assert "15일" in ranked[0].text and 0 < ranked[0].score < 1 and ranked[-1].score < ranked[0].score
-    assert gen.min_score == 0.5
+    assert gen.min_score == 0.5 and gen.name == "extractive+model+learned"
     out = gen.compose(QUESTION, b)
     assert out.status == "answered" and "15일" in out.answer
     # a head that scores every unit below the floor abstains
