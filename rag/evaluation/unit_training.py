@@ -134,13 +134,17 @@ def question_rows(gen: ExtractiveGenerator, q: UnitQuestion) -> tuple[np.ndarray
 
 def build_rows(gen: ExtractiveGenerator, questions: list[UnitQuestion], cache: Path,
                progress: Progress | None = None) -> Rows:
-    """The rows of every question, computed by chunks of :data:`CHUNK` questions cached under ``cache``."""
+    """The rows of every question, computed by chunks of :data:`CHUNK` questions cached under ``cache`` (keyed
+    by the questions, the feature names and the generator's settings)."""
     cache.mkdir(parents=True, exist_ok=True)
+    # a chunk is reused only for the same questions, features and generator settings (another config or
+    # another feature list computes afresh)
+    stamp = "\x1f".join([*UNIT_FEATURES, gen.config.model_dump_json(), str(gen.scorer is not None)])
     xs, ys, rs, qs = [], [], [], []
     t0, done = time.perf_counter(), 0
     for start in range(0, len(questions), CHUNK):
         part = questions[start:start + CHUNK]
-        key = hashlib.sha256("\x1f".join(f"{q.source}:{q.question_id}" for q in part).encode()).hexdigest()[:16]
+        key = hashlib.sha256("\x1f".join([stamp, *(f"{q.source}:{q.question_id}" for q in part)]).encode()).hexdigest()[:16]
         path = cache / f"{start // CHUNK:04d}-{key}.npz"
         if path.exists():
             z = np.load(path, allow_pickle=False)

@@ -67,3 +67,23 @@ def test_reliability_bins_hold_every_question_once():
     assert [b["bin"] for b in table] == ["0.0-0.1", "0.1-0.2", "0.9-1.0"]
     assert sum(b["questions"] for b in table) == 5
     assert table[1] == {"bin": "0.1-0.2", "questions": 2, "mean_probability": 0.165, "right": 0.5}
+
+
+def test_rows_are_cached_per_chunk_and_keyed_by_the_generator_settings(tmp_path, monkeypatch):
+    from rag.evaluation import unit_training as ut
+
+    q = _question([_ex("서울#0", GOLD, "answers", (1,))] + [_ex(f"부산#{i}", NEG, "no_answer") for i in range(4)], 4)
+    gen = ExtractiveGenerator(GenerationConfig(), None)
+    first = ut.build_rows(gen, [q], tmp_path)
+    assert len(list(tmp_path.glob("*.npz"))) == 1 and first.y.sum() == 1
+
+    def no_compute(*_):
+        raise AssertionError("a cached chunk was computed again")
+
+    monkeypatch.setattr(ut, "question_rows", no_compute)
+    again = ut.build_rows(gen, [q], tmp_path)
+    assert np.array_equal(again.x, first.x) and np.array_equal(again.y, first.y)
+    monkeypatch.undo()
+    other = ExtractiveGenerator(GenerationConfig(extractive_context_weight=0.1), None)
+    ut.build_rows(other, [q], tmp_path)
+    assert len(list(tmp_path.glob("*.npz"))) == 2  # other settings: computed afresh, the first chunk kept
