@@ -5,7 +5,8 @@ labelled questions instead of by hand (issue 43: the rules stay, as features).
 :func:`rag.answer.units.unit_signals` and the question analysis already compute: the lexical match of the unit
 and of its block, with the unit's reciprocal rank and z-score in the question's list; the kind fit and the
 case fit; the model's score (the embedder's cosine), whether the model scored the unit, and its rank and
-z-score among the scored units; the key-term coverage and whether it is the best in the list; whether the
+z-score in the question's list (an unscored unit counts at the lowest scored value there, and gets no
+rank, margin or z-score of its own); the key-term coverage and whether it is the best in the list; whether the
 question asks a number and whether the unit states the asked fact; the question's terms in the block's
 section heading; delegation, list item, position in the block, length, and a block in another language.
 The block's place in the retrieval order is not a feature: the training bundles have no retrieval order.
