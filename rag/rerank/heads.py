@@ -264,9 +264,12 @@ class TreeHead:
             raise ModelLoadError(f"not a tree head ({exc!r})") from None
         if len({a.shape for a in arrays}) != 1 or arrays[0].ndim != 2:
             raise ModelLoadError(f"tree head tables disagree in shape: {[a.shape for a in arrays]}")
-        n = arrays[0].shape[1]
-        if any(((a < -1) | (a >= n)).any() for a in (arrays[0],)) or arrays[0].max(initial=-1) >= len(d["features"]):
+        feature, _, left, right, _ = arrays
+        n = feature.shape[1]
+        if ((feature < -1) | (feature >= len(d["features"]))).any():
             raise ModelLoadError("tree head: a split on a feature it does not have")
+        if any(((a < 0) | (a >= n)).any() for a in (left, right)):
+            raise ModelLoadError("tree head: a child index outside its tree's node table")
         return cls(tuple(d["features"]), float(d["baseline"]), *arrays, float(cal.get("a", 1.0)),
                    float(cal.get("b", 0.0)), dict(d.get("info") or {}))
 

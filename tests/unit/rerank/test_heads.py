@@ -40,6 +40,10 @@ def test_fit_round_trip_and_a_broken_table(tmp_path):
     broken = head.to_json() | {"left": head.left[:, :-1].tolist()}
     with pytest.raises(ModelLoadError, match="shape"):
         head_from_json(broken)
+    astray = head.to_json()
+    astray["right"] = (head.right + head.feature.shape[1]).tolist()
+    with pytest.raises(ModelLoadError, match="child index"):
+        head_from_json(astray)
     wrong = head.to_json()
     wrong["features"] = ["a"]
     with pytest.raises(ModelLoadError, match="feature"):
