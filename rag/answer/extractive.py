@@ -54,7 +54,7 @@ from rag.answer.contract import AnswerPayload, CitationItem, GenerationOutput, G
 from rag.answer.support import check_support
 from rag.answer.support import evidence_text
 from rag.answer.units import (QUESTION_TERMS, SentenceScorer, Unit, case_numbers, holds_asked, idf_recall,  # noqa: F401
-                              rule_scores, unit_signals)
+                              rule_scores, section_terms, unit_signals)
 from rag.config import GenerationConfig, ValidationConfig
 from rag.context.builder import ContextBundle
 from rag.text.facts import extract_quantities
@@ -308,8 +308,7 @@ class ExtractiveGenerator:
         """When another section's heading names the question's subject clearly better (by at least
         ``extractive_section_margin`` content terms) than the section of the best unit, that unit
         quotes the wrong article: keep only units of the best-named sections (none may qualify)."""
-        q = content_terms(question) - QUESTION_TERMS
-        named = [len(q & content_terms(b.section)) if b.section else -1 for b in bundle.blocks]
+        named = [-1 if n is None else n for n in section_terms(question, bundle)]
         best = max(named)
         if best - max(named[ranked[0].block_pos], 0) < self.config.extractive_section_margin:
             return ranked

@@ -25,12 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.answer.units import QUESTION_TERMS, Unit, UnitSignals, holds_asked
+from rag.answer.units import Unit, UnitSignals, holds_asked, section_terms
 from rag.context.builder import ContextBundle
 from rag.config import GenerationConfig
 from rag.errors import ConfigError, ModelLoadError
 from rag.rerank.heads import Head, TreeHead, head_from_json, ranked_block, read_artifact
-from rag.text.lexical import content_terms
 from rag.text.question_analysis import QuestionAnalysis
 
 FORMAT = "rag-unit-head/1"
@@ -59,8 +58,7 @@ def unit_vectors(asked: QuestionAnalysis, bundle: ContextBundle, units: Sequence
     model = ranked_block(np.where(scored, raw, fill))
     model[~scored, 1:] = 0.0  # an unscored unit has no rank, margin or z among the scored ones
     cov = np.asarray(signals.coverage, dtype=np.float64)
-    q_terms = content_terms(asked.text) - QUESTION_TERMS
-    sec_terms = [len(q_terms & content_terms(b.section)) if b.section else 0 for b in bundle.blocks]
+    sec_terms = [n or 0 for n in section_terms(asked.text, bundle)]
     per_block: dict[int, int] = {}
     for u in units:
         per_block[u.block_pos] = max(per_block.get(u.block_pos, 0), u.sent_pos)

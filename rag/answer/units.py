@@ -77,6 +77,12 @@ def idf_recall(question: str, texts: Sequence[str]) -> list[float]:
     return [sum(w[t] for t in q if t in s) / total for s in terms]
 
 
+def section_terms(question: str, bundle: ContextBundle) -> list[int | None]:
+    """Per block, how many of the question's content terms its section heading holds (None: no heading)."""
+    q = content_terms(question) - QUESTION_TERMS
+    return [len(q & content_terms(b.section)) if b.section else None for b in bundle.blocks]
+
+
 @dataclass(frozen=True)
 class UnitSignals:
     """The signals of one question's units, parallel to the unit list (module docstring)."""
