@@ -340,7 +340,8 @@ class FakeLlama:
 
 
 def fake_llama_module(monkeypatch, contents: list[str] | None = None, error: Exception | None = None):
-    """Install :class:`FakeLlama` as ``llama_cpp.Llama`` for one test; returns the class."""
+    """Install :class:`FakeLlama` as ``llama_cpp.Llama`` for one test (the generator then picks the
+    llama-cpp-python engine, whether or not xllamacpp is installed); returns the class."""
     import types
 
     monkeypatch.setattr(FakeLlama, "instances", [])
@@ -349,7 +350,56 @@ def fake_llama_module(monkeypatch, contents: list[str] | None = None, error: Exc
     module = types.ModuleType("llama_cpp")
     module.Llama = FakeLlama  # type: ignore[attr-defined]
     monkeypatch.setitem(__import__("sys").modules, "llama_cpp", module)
+    monkeypatch.delenv("RAG_LLAMACPP_ENGINE", raising=False)  # auto: an importable llama_cpp wins over xllamacpp
     return FakeLlama
+
+
+class FakeXServer:
+    """Stands in for ``xllamacpp.Server``: records the ``CommonParams`` it was built with and every
+    request dict, and answers each with :attr:`reply` (an OpenAI-style completion, or an
+    ``{"error": ...}`` dict as llama.cpp's server engine returns one)."""
+
+    instances: list["FakeXServer"] = []
+    reply: dict = {"usage": {"prompt_tokens": 120, "completion_tokens": 30},
+                   "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                       "role": "assistant",
+                       "content": '{"answer": "", "citations": [], "status": "insufficient_evidence"}'}}]}
+    load_error: Exception | None = None  # raised by the constructor when set
+
+    def __init__(self, params) -> None:
+        if FakeXServer.load_error is not None:
+            raise FakeXServer.load_error
+        self.params = params
+        self.requests: list[dict] = []
+        self.listening_address = "http://127.0.0.1:1"
+        FakeXServer.instances.append(self)
+
+    def handle_chat_completions(self, request: dict) -> dict:
+        self.requests.append(request)
+        return FakeXServer.reply
+
+
+def fake_xllamacpp_module(monkeypatch, reply: dict | None = None, load_error: Exception | None = None):
+    """Install a fake ``xllamacpp`` (its ``CommonParams`` a nest of namespaces, its ``Server`` a
+    :class:`FakeXServer`) and hide ``llama_cpp``, for one test; returns :class:`FakeXServer`."""
+    import types
+
+    def params():
+        return types.SimpleNamespace(model=types.SimpleNamespace(path=""), cpuparams=types.SimpleNamespace(n_threads=-1),
+                                     cpuparams_batch=types.SimpleNamespace(n_threads=-1),
+                                     sampling=types.SimpleNamespace(seed=-1), api_keys=[])
+
+    monkeypatch.setattr(FakeXServer, "instances", [])
+    monkeypatch.setattr(FakeXServer, "reply", reply if reply is not None else FakeXServer.reply)
+    monkeypatch.setattr(FakeXServer, "load_error", load_error)
+    module = types.ModuleType("xllamacpp")
+    module.CommonParams = params  # type: ignore[attr-defined]
+    module.Server = FakeXServer  # type: ignore[attr-defined]
+    sys_modules = __import__("sys").modules
+    monkeypatch.setitem(sys_modules, "xllamacpp", module)
+    monkeypatch.setitem(sys_modules, "llama_cpp", None)
+    monkeypatch.delenv("RAG_LLAMACPP_ENGINE", raising=False)
+    return FakeXServer
 
 
 class FakeSignals:

@@ -1,4 +1,5 @@
-"""The in-process local LLM: a GGUF run through llama-cpp-python (``generation.backend: llamacpp``).
+"""The in-process local LLM: a GGUF run by llama.cpp (``generation.backend: llamacpp``), through the
+prebuilt ``xllamacpp`` wheel or ``llama-cpp-python`` (:mod:`rag.answer.llama_engines` picks one).
 
 The answer JSON schema of the request is compiled by llama.cpp into a grammar
 (``response_format={"type": "json_object", "schema": ...}``), so every finished reply parses; the
@@ -13,7 +14,8 @@ allows the plain schema allows too):
   the prompt's sources, and claims and quotes carry no markers and no line breaks: without it the
   1.5B left every sentence unmarked, copied markers into its quotes, and cited extra sources.
 The model loads on first use, once per generator; a lock serialises every call (a ``Llama`` is not
-thread-safe), and :meth:`LlamaCppGenerator.agenerate` runs the sync call in a worker thread.
+thread-safe, and xllamacpp's engine has one slot), and :meth:`LlamaCppGenerator.agenerate` runs the
+sync call in a worker thread.
 
 ``generation.model_path`` is a known model name (``qwen2.5-0.5b``, ``qwen2.5-1.5b``: installed by
 ``rag models install-llm NAME``) or a path to a GGUF file.
@@ -29,9 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from rag.answer.contract import GenerationOutput, GenerationRequest, TokenUsage, parse_payload
+from rag.answer.llama_engines import choose_engine, load_chat_model
 from rag.answer.llm_models import resolve_gguf
 from rag.config import GenerationConfig
-from rag.errors import GenerationError, ModelLoadError, missing_dependency
+from rag.errors import GenerationError, ModelLoadError
 
 logger = logging.getLogger(__name__)
 
@@ -83,22 +86,19 @@ class LlamaCppGenerator:
         self._lock = threading.Lock()
 
     def _load(self) -> Any:
-        """The ``Llama`` instance (call with the lock held)."""
+        """The loaded model: a ``llama_cpp.Llama`` or an :class:`~rag.answer.llama_engines.XLlamaCppChat`
+        (call with the lock held)."""
         if self._llm is None:
-            try:
-                from llama_cpp import Llama
-            except ImportError:
-                raise missing_dependency("llama-cpp-python", "llm", "generation.backend: llamacpp") from None
+            engine = choose_engine()  # DependencyError naming the extra when neither engine is installed
             c = self.config
             path = resolve_gguf(c.model_path, self.base_dir)
             t0 = time.perf_counter()
             try:
-                self._llm = Llama(model_path=str(path), n_ctx=c.n_ctx, n_threads=c.n_threads, seed=c.seed,
-                                  verbose=False)
+                self._llm = load_chat_model(path, n_ctx=c.n_ctx, n_threads=c.n_threads, seed=c.seed, engine=engine)
             except Exception as exc:  # noqa: BLE001 - llama.cpp raises ValueError/RuntimeError on a bad file
-                raise ModelLoadError(f"llama.cpp could not load {path} (generation.model_path {c.model_path!r}): "
-                                     f"{exc}. Check that it is a complete GGUF file.") from exc
-            logger.info("loaded %s (n_ctx=%d, n_threads=%s) in %.1fs", path, c.n_ctx, c.n_threads,
+                raise ModelLoadError(f"llama.cpp ({engine}) could not load {path} (generation.model_path "
+                                     f"{c.model_path!r}): {exc}. Check that it is a complete GGUF file.") from exc
+            logger.info("loaded %s with %s (n_ctx=%d, n_threads=%s) in %.1fs", path, engine, c.n_ctx, c.n_threads,
                         time.perf_counter() - t0)
         return self._llm
 

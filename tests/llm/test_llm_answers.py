@@ -1,7 +1,8 @@
 """A real local LLM (Qwen2.5-Coder-0.5B-Instruct Q4_K_M) through the validator and the regeneration
 loop, on prompts built from the demo corpus, by both paths: in-process (``backend: llamacpp``,
 the schema compiled to a grammar) and llama.cpp's OpenAI-compatible server (``backend: openai``,
-``structured: json_object_schema``).
+``structured: json_object_schema``), with whichever engine tests/llm/conftest.py chose (the
+prebuilt xllamacpp unless llama-cpp-python is installed).
 
 The model is small: it often fails validation. These tests assert the contract, not wisdom: the
 outcome is either an answer whose every citation validated and resolves to a block of the prompt,
@@ -14,10 +15,14 @@ tests are few and reuse prompts (llama.cpp keeps the evaluated prefix of the pre
 """
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
-from rag.answer import (AnswerOutcome, CitationValidator, LlamaCppGenerator, OpenAIGenerator, generate_answer,
-                        parse_payload)
+from rag.answer import (AnswerOutcome, CitationValidator, LlamaCppGenerator, OpenAIGenerator, answer_json_schema,
+                        generate_answer, parse_payload)
+from rag.answer.llamacpp import grammar_schema
 from rag.errors import AnswerContractError
 from rag.pipeline import Pipeline
 from rag.text import answer_sentences, marker_ids, quote_found
@@ -78,6 +83,26 @@ def check_schema(out: AnswerOutcome) -> None:
         assert parse_payload(a.raw_text).payload is not None or a.finish_reason == "length", a.raw_text
 
 
+def check_grammar(out: AnswerOutcome, prompt) -> None:
+    """The engine enforced the in-process grammar (``grammar_schema`` with markers): status written last,
+    and the answer, claims and quotes of every finished reply match its patterns (which read the raw
+    JSON text of each string)."""
+    g = grammar_schema(answer_json_schema(sorted(prompt.source_map)), True)
+    answer = re.compile(g["properties"]["answer"]["pattern"])
+    plain = re.compile(g["properties"]["citations"]["items"]["properties"]["quote"]["pattern"])
+
+    def raw(text: str) -> str:
+        return json.dumps(text, ensure_ascii=False)[1:-1]
+
+    for a in out.attempts:
+        payload = parse_payload(a.raw_text).payload
+        if payload is None:
+            continue
+        assert list(json.loads(a.raw_text))[-1] == "status", a.raw_text
+        assert answer.fullmatch(raw(payload.answer)), a.raw_text
+        assert all(plain.fullmatch(raw(c.claim)) and plain.fullmatch(raw(c.quote)) for c in payload.citations), a.raw_text
+
+
 # --------------------------------------------------------------------------- in-process (llamacpp)
 def test_whole_pipeline_answer_in_process(pipeline):
     """Pipeline.answer: retrieve, gate, context, the in-process model, validation and regeneration;
@@ -104,6 +129,7 @@ def test_in_process_answer_honours_the_contract_and_the_schema(pipeline):
     out = generate_answer(prompt, gen, CitationValidator(pipeline.config.validation), cfg, question=question)
     check_contract(out, prompt, cfg.max_attempts)
     check_schema(out)
+    check_grammar(out, prompt)
     assert all(a.generator == gen.name and a.usage.completion_tokens > 0 for a in out.attempts)
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from rag.answer import (CitationValidator, FORMAT_INSTRUCTION, LlamaCppGenerator, answer_json_schema, generate_answer,
                         make_generator)
+from rag.answer.llama_engines import ENGINE_ENV
 from rag.answer.llamacpp import grammar_schema
 from rag.answer.llm_models import MODELS, MODELS_DIR_ENV
 from rag.config import ContextConfig, GenerationConfig, ValidationConfig, load_config
@@ -92,6 +93,8 @@ def test_a_prompt_over_the_window_is_a_generation_error(prompt, gguf, monkeypatc
 
 def test_missing_llama_cpp_names_the_extra(prompt, gguf, monkeypatch):
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # import llama_cpp raises ImportError
+    monkeypatch.setitem(sys.modules, "xllamacpp", None)  # and so does the prebuilt engine's
+    monkeypatch.delenv(ENGINE_ENV, raising=False)
     from rag.answer import build_request
 
     with pytest.raises(DependencyError, match=r"llama-cpp-python.*rag\[llm\]"):
