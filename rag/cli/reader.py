@@ -204,3 +204,6 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     from rag.cli.reader_units import add_parsers as _unit_parsers  # train-units
 
     _unit_parsers(rsub)
+    from rag.cli.reader_nli import add_parsers as _nli_parsers  # nli build | train | eval
+
+    _nli_parsers(rsub)

@@ -70,8 +70,8 @@ def is_compact(path: Path) -> bool:
         return False
 
 
-def build_classifier(layers: int | None = None) -> "transformers.BertForSequenceClassification":
-    """A fresh 1-logit classifier whose body is e5-small's first ``layers`` layers (all when None)."""
+def build_classifier(layers: int | None = None, labels: int = 1) -> "transformers.BertForSequenceClassification":
+    """A fresh ``labels``-logit classifier whose body is e5-small's first ``layers`` layers (all when None)."""
     import torch
     from transformers import BertForSequenceClassification
 
@@ -83,7 +83,7 @@ def build_classifier(layers: int | None = None) -> "transformers.BertForSequence
         raise ValueError(f"layers must be in 1..{w.layers}, got {n}")
     cfg = bert_config(w)
     cfg.num_hidden_layers = n
-    cfg.num_labels = 1
+    cfg.num_labels = labels
     cfg.architectures = ["BertForSequenceClassification"]
     torch.manual_seed(0)  # the head's init is part of the recipe
     model = BertForSequenceClassification(cfg)
@@ -113,7 +113,8 @@ def tokenizer() -> "transformers.PreTrainedTokenizerFast":
                                    pad_token=w.pieces[w.pad], unk_token=w.pieces[w.unk], model_max_length=512)
 
 
-def save_compact(model: "transformers.BertForSequenceClassification", out: Path, max_length: int) -> None:
+def save_compact(model: "transformers.BertForSequenceClassification", out: Path, max_length: int,
+                 task: str = "rerank") -> None:
     """fp16 safetensors without the word table, config.json and rag_reranker.json (with the table's hash)."""
     from safetensors.torch import save_file
 
@@ -124,7 +125,7 @@ def save_compact(model: "transformers.BertForSequenceClassification", out: Path,
     save_file(sd, str(tmp), metadata={"format": "pt"})
     tmp.replace(out / "model.safetensors")
     model.config.to_json_file(str(out / "config.json"))
-    meta = {"max_length": max_length, "task": "rerank",
+    meta = {"max_length": max_length, "task": task,
             "word_embeddings": {"source": SOURCE, "sha256": table_sha256(table)}}
     (out / "rag_reranker.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
 

