@@ -131,7 +131,7 @@ ViolationCode = Literal[
     "invalid_json", "schema", "status_contract", "empty_answer", "unknown_source", "unknown_marker",
     "missing_marker", "marker_without_citation", "citation_not_referenced", "missing_quote", "quote_not_found",
     "unsupported_claim", "unsupported_sentence", "url_in_answer", "number_mismatch", "negation_mismatch",
-    "duplicate_citation", "does_not_address",
+    "duplicate_citation", "does_not_address", "claim_contradicted", "claim_not_entailed",
 ]
 
 

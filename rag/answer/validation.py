@@ -55,6 +55,7 @@ from rag.context.builder import ContextBlock
 from rag.errors import ConfigError
 from rag.answer.addressing import addressing_violations
 from rag.answer.contract import AnswerPayload, Violation, ViolationCode, parse_payload
+from rag.answer.entailment import Entail, entailment_violations
 from rag.answer.report import CitationCheck, ResolvedCitation, SentenceCheck, ValidationReport, resolve
 from rag.answer.support import SupportCheck, check_support, decide, evidence_text
 from rag.text.question_analysis import QuestionAnalysis, analyze_question
@@ -109,6 +110,7 @@ class CheckInput:
     question: QuestionAnalysis | None = None  # the question the answer is for, when given
     similarity: Callable[[str, str], float] | None = None  # question vs answer cosine (or the reader's probability)
     address_bar: float | None = None  # what ``similarity`` must reach (the validator passes its configured bar)
+    entail: Entail | None = None  # the entailment model (validation.check_entailment), when the validator has one
 
     @cached_property
     def sentences(self) -> tuple[Sentence, ...]:
@@ -327,8 +329,13 @@ def check_addresses(inp: CheckInput) -> CheckOutput:
                                                    min_cosine=inp.address_bar)))
 
 
+def check_entailment(inp: CheckInput) -> CheckOutput:
+    """The entailment model's second opinion on each cited claim (:mod:`rag.answer.entailment`)."""
+    return CheckOutput(entailment_violations(inp.payload, inp.source_map, inp.config, inp.entail))
+
+
 # The order the checks run in, and so the order of the violations in a report.
-CHECKS: tuple[Check, ...] = (check_urls, check_status, check_citations, check_sentence_markers,
+CHECKS: tuple[Check, ...] = (check_urls, check_status, check_citations, check_entailment, check_sentence_markers,
                              check_sentence_support, check_citations_referenced, check_duplicates, check_addresses)
 
 
@@ -351,18 +358,25 @@ class CitationValidator:
     """Validates payloads against a source map. Stores settings only; the embedder is optional."""
 
     def __init__(self, config: ValidationConfig | None = None, embedder: Embedder | None = None, *,
-                 abstention_texts: Collection[str] = (), reader: Callable[[str, str], float] | None = None) -> None:
+                 abstention_texts: Collection[str] = (), reader: Callable[[str, str], float] | None = None,
+                 entailment: Entail | None = None) -> None:
         """``config``: the ``validation`` section. ``embedder`` is needed for the embedding support
         methods, and gives the addressing check its cosine (``address_min_cosine``). ``abstention_texts``: the only
         non-empty answers an ``insufficient_evidence`` payload may carry (compared after :func:`rag.text.normalize`).
         ``reader``: with ``address_model: reader``, the addressing check reads its probability against
-        ``address_min_reader`` instead of the cosine."""
+        ``address_min_reader`` instead of the cosine. ``entailment``: (premise, claim) pairs -> probabilities of
+        entailment / neutral / contradiction, read by :func:`rag.answer.entailment.entailment_violations` when
+        ``check_entailment`` is on (ConfigError when it is on and no model is given)."""
         config = config or ValidationConfig()
         if config.support_method != "lexical" and embedder is None:
             raise ConfigError(f"validation.support_method={config.support_method!r} needs an embedder; pass one "
                               "or set support_method: lexical")
+        if config.check_entailment and entailment is None:
+            raise ConfigError("validation.check_entailment is on but the validator has no entailment model; pass "
+                              "one (rag.rerank.entailment.EntailmentModel(...).probabilities) or turn the check off")
         self.config = config
         self.embedder = embedder
+        self.entailment = entailment
         self.abstention_texts = frozenset(normalize(t) for t in abstention_texts if t.strip())
         # (question, answer) -> the reader's probability that the answer answers (validation.address_model: reader)
         self.reader = reader
@@ -393,7 +407,7 @@ class CitationValidator:
         if self.reader is not None and self.config.address_model == "reader":
             similarity, bar = self.reader, self.config.address_min_reader
         found = run_checks(CheckInput(parsed, source_map, self.config, self.abstention_texts, self._cosines, asked,
-                                      similarity, bar))
+                                      similarity, bar, self.entailment))
         return self._report(parsed, list(found.violations), found.citations, found.sentences, source_map, t0)
 
     def _report(self, payload: AnswerPayload, violations: list[Violation], checks: tuple[CitationCheck, ...],

@@ -276,6 +276,15 @@ class ValidationConfig(Section):
     # which model gives the addressing check of every answer (an LLM's too) its score: the embedder's cosine
     # against address_min_cosine, or the reader (the reranker's model) against address_min_reader
     address_model: Literal["embedding", "reader"] = "embedding"
+    # A second opinion on each cited claim from the entailment head (rag.answer.entailment; trained by
+    # `rag reader nli train`, docs/reader.md#the-entailment-head): the claim against the sentences of its quote.
+    check_entailment: bool = False
+    entailment_model: str | None = None  # a folder (relative to the config file); null: the bundled nli-e5-ko-en
+    # a claim whose calibrated P(contradiction) reaches this is rejected (claim_contradicted); 0.7: the lowest bar
+    # that rejected <= 2 % of entailed pairs of the calib split in Korean and English (docs/reader.md)
+    entailment_max_contradiction: float = Field(0.7, gt=0, le=1)
+    # with a value, a claim whose P(entailment) stays under it is rejected too (claim_not_entailed); null: off
+    entailment_min: float | None = Field(None, ge=0, le=1)
 
 
 class SecurityConfig(Section):

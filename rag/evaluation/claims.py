@@ -22,6 +22,7 @@ from typing import Any
 
 from rag._io import read_jsonl
 from rag.answer.contract import AnswerPayload, CitationItem
+from rag.answer.entailment import Entail
 from rag.answer.validation import CitationValidator
 from rag.config import RagConfig
 from rag.context.builder import ContextBlock
@@ -31,7 +32,7 @@ logger = logging.getLogger(__name__)
 
 LABELS = ("supported", "number_changed", "negated", "other_article")
 SUPPORT_CODES = frozenset({"unsupported_claim", "unsupported_sentence", "number_mismatch", "negation_mismatch",
-                           "quote_not_found"})
+                           "quote_not_found", "claim_contradicted", "claim_not_entailed"})
 _REQUIRED = ("id", "label", "claim", "quote")
 _ARTICLE = re.compile(r"제\s*\d+\s*조(?:\s*의\s*\d+)?")
 _ANY_HEADING = re.compile(r"(?m)^(?:#{1,6}\s*제\d+조(?:의\d+)?(?=[\s(]|$)|제\d+조(?:의\d+)?\s*\(|#{1,6}\s)")
@@ -127,8 +128,10 @@ def _document(docs: dict[tuple[str, str], dict[str, Any]], doc_id: str, version:
     return same[-1] if same else None  # no version given: the newest by version string
 
 
-def eval_claims(claims_path: Path, config: RagConfig, *, corpus_path: Path | None = None) -> ClaimsReport:
-    """Run the validator's support check on each labelled claim (see the module docstring)."""
+def eval_claims(claims_path: Path, config: RagConfig, *, corpus_path: Path | None = None,
+                entailment: Entail | None = None) -> ClaimsReport:
+    """Run the validator's support check on each labelled claim (see the module docstring). With
+    ``validation.check_entailment`` on, ``entailment`` (or, when None, the configured model) gives the NLI check."""
     claims_path = Path(claims_path)
     claims = load_claims(claims_path)
     if corpus_path is not None:
@@ -140,7 +143,12 @@ def eval_claims(claims_path: Path, config: RagConfig, *, corpus_path: Path | Non
     else:
         logger.warning("no corpus.jsonl next to %s: every claim is checked against its quote", claims_path)
         docs = {}
-    validator = CitationValidator(config.validation)
+    entail = entailment
+    if config.validation.check_entailment and entail is None:
+        from rag.rerank.entailment import EntailmentModel, model_dir
+
+        entail = EntailmentModel(model_dir(config.validation.entailment_model, config.base_dir)).probabilities
+    validator = CitationValidator(config.validation, entailment=entail)
     rows: list[ClaimRow] = []
     for _, c in claims:
         doc = _document(docs, str(c.get("doc_id") or ""), str(c.get("version") or ""))

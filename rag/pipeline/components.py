@@ -351,7 +351,12 @@ class Components:
             if v.check_addresses and v.address_model == "reader":
                 score = self._reader("validation.address_model", "address_model: embedding")
                 reader = lambda q, a: score(q, [a])[0]  # noqa: E731
-            self._validator = CitationValidator(v, self.embedder if needs else None, reader=reader,
+            entail = None
+            if v.check_entailment:
+                from rag.rerank.entailment import EntailmentModel, model_dir
+
+                entail = EntailmentModel(model_dir(v.entailment_model, self.config.base_dir)).probabilities
+            self._validator = CitationValidator(v, self.embedder if needs else None, reader=reader, entailment=entail,
                                                 abstention_texts=self.config.generation.abstention_messages.values())
         return self._validator
 
