@@ -42,7 +42,7 @@ class CandidateTrace:
 
 @dataclass(frozen=True)
 class AnswerTrace:
-    timings_ms: Mapping[str, float]  # per stage: bm25, embed_query, dense, fusion, rerank, gate, context, generation, validation, total
+    timings_ms: Mapping[str, float]  # per stage: bm25, embed_query, dense, fusion, rerank, context, generation, validation, result, total, unnamed
     gate: GateDecision
     rerank_applied: bool
     rerank_reason: str
@@ -57,7 +57,7 @@ class AnswerTrace:
     checks: tuple = ()  # tuple[rag.answer.validation.CitationCheck, ...]: per-citation support of the last attempt
     quarantined: tuple = ()  # tuple[rag.context.sanitize.QuarantinedEvidence, ...]: withheld as suspected_injection
     tools: object | None = None  # rag.tools.ToolTrace: tool selection and calls (Pipeline.answer(tools=...))
-    steps: tuple[tuple[str, float], ...] = ()  # (step name, ms) for each step of the request path that ran
+    steps: tuple[tuple[str, float], ...] = ()  # (step name, ms): start, each step of the request path that ran, result
     resolution: object | None = None  # rag.conversation.Resolution: the follow-up resolved (None: no history)
 
     def __post_init__(self) -> None:

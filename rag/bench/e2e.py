@@ -24,7 +24,8 @@ from rag.bench.harness import latency_summary, repo_path
 from rag.bench.measurement import Measurement, Outcome
 from rag.bench.retrieval import synthetic_docs
 
-STAGES = ("bm25", "embed_query", "dense", "fusion", "rerank", "gate", "context", "generation", "validation", "total")
+STAGES = ("bm25", "embed_query", "dense", "fusion", "rerank", "gate", "context", "generation", "validation", "result",
+          "unnamed", "total")
 
 
 @dataclass(frozen=True)

@@ -244,7 +244,11 @@ class Pipeline:
     # -- the request path ----------------------------------------------------------------------
     def _start(self, question: str, history: Sequence[Turn] = (), *, where: SearchFilter | None = None,
                top_k: int | None = None, ordering: Ordering | None = None, tools: "ToolRegistry | None" = None,
-               search: SearchResult | None = None, principal: Principal | None = None) -> State:
+               search: SearchResult | None = None, principal: Principal | None = None, answering: bool = False
+               ) -> State:
+        """The request's first state, after the checks every entry point makes before any work. ``answering``:
+        also what every answer checks first (:meth:`Components.before_answering`); that part of the request is
+        recorded as its ``start`` step, so the trace names it."""
         t0 = time.perf_counter()
         self.config.limits.check_question(question)  # the limit of every entry point, before any work
         try:
@@ -255,7 +259,11 @@ class Pipeline:
         check_principal(principal, self.config.security)  # before any work
         if tools is not None:
             self.components.tool_generator()  # a config that cannot call tools fails before any work
-        return State(Request(question, history, where, top_k, ordering, tools, principal), t0, search=search)
+        state = State(Request(question, history, where, top_k, ordering, tools, principal), t0, search=search)
+        if not answering:
+            return state
+        self.components.before_answering()
+        return state.recorded("start", (time.perf_counter() - t0) * 1e3)
 
     def where(self, fields: Mapping[str, Any] | None = None, *, document_ids: Sequence[str] = (),
               versions: Sequence[str] = ()) -> SearchFilter:
@@ -318,8 +326,7 @@ class Pipeline:
         ``principal`` (a :class:`rag.access.Principal`; None: anonymous) is who asks: every step sees
         only the documents it may read (docs/security.md)."""
         state = self._start(check_query(question), history, where=where, top_k=top_k, ordering=ordering,
-                            tools=tools, principal=principal)
-        self.components.before_answering()
+                            tools=tools, principal=principal, answering=True)
         return result(runner.run(self.steps, state, self.components), self.components)
 
     async def aanswer(self, question: str, history: Sequence[Turn] = (), *, where: SearchFilter | None = None,
@@ -341,8 +348,7 @@ class Pipeline:
         the gate's decision), then :class:`Answered` with the final result. The answer text only ever
         travels in ``Answered``, after validation: nothing unvalidated is yielded."""
         state = self._start(check_query(question), history, where=where, top_k=top_k, ordering=ordering,
-                            tools=tools, principal=principal)
-        self.components.before_answering()
+                            tools=tools, principal=principal, answering=True)
         async for name, state in runner.arun(self.steps, state, self.components):
             if name in _EVENTS:
                 yield _EVENTS[name](state)

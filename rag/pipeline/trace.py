@@ -1,6 +1,7 @@
 """The result and its trace, assembled from the final request state and its step records."""
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 
@@ -28,7 +29,8 @@ def source_language_note(question: str, quotes: Sequence[str]) -> str:
 
 def timings(s: State) -> dict[str, float]:
     """Per-stage milliseconds: the retrievers' own (bm25, embed_query, dense, fusion), then the
-    rerank, the prompt (``context``), generation and validation, and the total."""
+    rerank, the prompt (``context``), generation and validation, and the total so far (:func:`finished` adds
+    ``result`` and ``unnamed`` and the final total; the trace's ``steps`` has every step of the request)."""
     out = dict(s.searched.timings_ms)
     rr = s.rerank
     if rr is not None:
@@ -68,7 +70,28 @@ def answer_trace(s: State, c: Components) -> AnswerTrace:
 
 
 def result(s: State, c: Components) -> AnswerResult:
-    """The answer (validated) or the abstention, with the configured message in the question's language."""
+    """The answer (validated) or the abstention, with the configured message in the question's language; its
+    trace names every millisecond of the request (:func:`finished`)."""
+    t = time.perf_counter()
+    return finished(_assemble(s, c), s, t)
+
+
+def finished(r: AnswerResult, s: State, t_result: float) -> AnswerResult:
+    """``r`` with its trace completed once the result is assembled: ``result`` (the assembly since ``t_result``)
+    is a step and a timing, ``total`` runs to now, and ``unnamed`` is the part of the total no step recorded
+    (the runner between steps; about nothing when every step is named)."""
+    if r.trace is None:
+        return r
+    now = time.perf_counter()
+    result_ms = (now - t_result) * 1e3
+    steps = r.trace.steps + (("result", result_ms),)
+    total = (now - s.t0) * 1e3
+    timing = {**r.trace.timings_ms, "result": result_ms, "total": total,
+              "unnamed": max(0.0, total - sum(ms for _, ms in steps))}
+    return dataclasses.replace(r, trace=dataclasses.replace(r.trace, timings_ms=timing, steps=steps))
+
+
+def _assemble(s: State, c: Components) -> AnswerResult:
     q = s.resolution.asked if s.resolution is not None else s.request.question
     trace = answer_trace(s, c)
     abstain = c.config.generation.abstention_message(detect_language(q))

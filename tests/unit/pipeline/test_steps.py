@@ -24,9 +24,19 @@ def test_sync_and_async_run_the_same_steps(built):
     a = built.answer(q)
     b = asyncio.run(built.aanswer(q))
     ran = [name for name, _ in a.trace.steps]
-    assert ran == [name for name, _ in b.trace.steps] == [s.name for s in STEPS]
+    assert ran == [name for name, _ in b.trace.steps] == ["start", *(s.name for s in STEPS), "result"]
     assert (a.status, a.answer, a.citations) == (b.status, b.answer, b.citations)
-    assert a.trace.to_json()["steps"][0]["name"] == "resolve"
+    assert a.trace.to_json()["steps"][1]["name"] == "resolve"
+
+
+def test_every_millisecond_of_an_answer_is_named(built):
+    """The steps (start, the request path, the result's assembly) and ``unnamed`` add up to the total."""
+    for res in (built.answer("연차 휴가는 며칠인가요?"), asyncio.run(built.aanswer("How many days of annual leave?"))):
+        t = res.trace.timings_ms
+        named = sum(ms for _, ms in res.trace.steps)
+        assert t["unnamed"] >= 0 and t["result"] == dict(res.trace.steps)["result"]
+        assert named + t["unnamed"] == pytest.approx(t["total"], abs=0.01)
+        assert named <= t["total"] + 0.01
 
 
 def test_a_closed_gate_stops_before_the_generator_in_every_mode(built, derived):
@@ -34,7 +44,7 @@ def test_a_closed_gate_stops_before_the_generator_in_every_mode(built, derived):
     closed = derived(built, rec, **{"gate.fallback_threshold": 1.5})
     res = closed.answer("연차 휴가는 며칠인가요?")
     assert res.status == "insufficient_evidence" and rec.requests == []
-    assert [n for n, _ in res.trace.steps][-1] == "gate"
+    assert [n for n, _ in res.trace.steps][-2:] == ["gate", "result"]
 
     async def events():
         return [e async for e in closed.astream("연차 휴가는 며칠인가요?")]
@@ -75,7 +85,7 @@ def test_adding_a_stage_is_one_step_and_one_tuple_entry(built):
     p = ShortlistPipeline(built.config, embedder=built.embedder, index=built.index)
     res = p.answer("연차 휴가는 며칠인가요?")
     ran = [n for n, _ in res.trace.steps]
-    assert ran[:3] == ["resolve", "search", "shortlist"] and ran[-1] == "generate"
+    assert ran[:4] == ["start", "resolve", "search", "shortlist"] and ran[-2:] == ["generate", "result"]
     assert res.status == "answered" and len(res.trace.candidates) <= 3  # less where a version is set aside
     assert len(built.answer("연차 휴가는 며칠인가요?").trace.candidates) > 3
     async_ran = [n for n, _ in asyncio.run(p.aanswer("연차 휴가는 며칠인가요?")).trace.steps]

@@ -216,7 +216,7 @@ def test_answer_with_tools_is_answer_with_a_registry(tmp_path, fake_llm):
     assert (new.status, new.answer, cited(new)) == (old.status, old.answer, cited(old))
     assert new.status == "answered" and new.citations[0].document_id == "tool:list_redis_clusters"
     ran = [name for name, _ in new.trace.steps]
-    assert ran[ran.index("gate") + 1:] == ["tools_select", "tools_call", "tools_screen", "prompt", "generate"]
+    assert ran[ran.index("gate") + 1:] == ["tools_select", "tools_call", "tools_screen", "prompt", "generate", "result"]
     fake_llm.script(*script)
 
     async def streamed():
