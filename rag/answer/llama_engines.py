@@ -11,9 +11,11 @@ returning an OpenAI-style dict:
 - ``llama-cpp-python`` (MIT; ``pip install 'rag[llm-source]'``): compiles llama.cpp when it is
   installed; its ``Llama`` already has this call.
 
-Both compile the request's JSON schema (``response_format={"type": "json_object", "schema": ...}``)
-into a llama.cpp grammar with the same converter semantics (string patterns read the raw JSON
-text), so :func:`rag.answer.llamacpp.grammar_schema` constrains either the same way.
+Both constrain generation by the request's JSON schema (``response_format={"type": "json_object",
+"schema": ...}``): llama-cpp-python through llama.cpp's GBNF converter, the xllamacpp wheel through
+llguidance (its ``json_schema_to_grammar`` returns a ``%llguidance`` grammar). The llm test tier checks,
+for either engine, that every finished reply matches the patterns of
+:func:`rag.answer.llamacpp.grammar_schema` (tests/llm/test_llm_answers.py, ``check_grammar``).
 
 Which one: ``$RAG_LLAMACPP_ENGINE`` (``xllamacpp`` or ``llama-cpp-python``), else llama-cpp-python
 when it is installed (someone installed it on purpose), else xllamacpp.
