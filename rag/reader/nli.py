@@ -13,7 +13,6 @@ divides the logits by it. :func:`evaluate` gives accuracy and the confusion matr
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import random
@@ -23,19 +22,18 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field
 
 from rag._io import atomic_write_text
-from rag.errors import ConfigError, missing_dependency
+from rag.errors import missing_dependency
 from rag.reader.errors import ReaderDataError
+from rag.reader.training import TrainConfig, load_checkpoint, optimiser, save_checkpoint
 from rag.reader.nli_data import LABELS, NliPair, load
 
 logger = logging.getLogger(__name__)
 
 
-class NliTrainConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class NliTrainConfig(TrainConfig):
     name: str
     output: str                                  # the model folder (relative to the config file)
     data: str = "../../data/cache/nli/pairs.jsonl"
@@ -45,31 +43,12 @@ class NliTrainConfig(BaseModel):
     batch_size: int = Field(16, ge=1)
     epochs: int = Field(3, ge=1)
     max_steps: int | None = Field(None, ge=1)
-    lr_head: float = Field(1e-3, gt=0)
     lr_body: float = Field(5e-5, gt=0)
-    weight_decay: float = Field(0.01, ge=0)
-    warmup_fraction: float = Field(0.06, ge=0, lt=1)
-    seed: int = 13
-    threads: int | None = Field(None, gt=0)
     checkpoint_every: int = Field(50, ge=1)
-    base_dir: str = Field(".", exclude=True)
-
-    def resolve(self, p: str) -> Path:
-        q = Path(p).expanduser()
-        return q if q.is_absolute() else Path(self.base_dir) / q
-
-    def fingerprint(self) -> str:
-        return hashlib.sha256(json.dumps(self.model_dump(), sort_keys=True).encode()).hexdigest()
 
 
 def load_config(path: str | Path) -> NliTrainConfig:
-    from rag.config import read_yaml
-
-    p = Path(path)
-    try:
-        return NliTrainConfig(**read_yaml(p), base_dir=str(p.parent))
-    except ValidationError as exc:
-        raise ConfigError(f"{p}: {exc}") from None
+    return NliTrainConfig.from_yaml(path)
 
 
 @dataclass(frozen=True)
@@ -93,26 +72,6 @@ def plan_steps(n: int, batch_size: int, epochs: int, seed: int) -> list[list[int
         rng.shuffle(order)
         out.extend(order[s:s + batch_size] for s in range(0, n, batch_size))
     return out
-
-
-def _checkpoint(path: Path, state: dict) -> None:
-    import torch
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(state, tmp)
-    tmp.replace(path)
-
-
-def _resume(path: Path, fingerprint: str) -> dict | None:
-    import torch
-
-    if not path.is_file():
-        return None
-    state = torch.load(path, map_location="cpu", weights_only=False)
-    if state.get("fingerprint") != fingerprint:
-        raise ReaderDataError(f"{path} belongs to another NLI training config; remove it to start over")
-    return state
 
 
 def logits_of(model, tok, pairs: Sequence[NliPair] | Sequence[tuple[str, str]], max_length: int,
@@ -175,17 +134,9 @@ def train(cfg: NliTrainConfig, progress: Callable[[str, int, int], None] | None 
     torch.manual_seed(cfg.seed)
     tok = e5_reranker.tokenizer()
     model = e5_reranker.build_classifier(cfg.layers, labels=len(LABELS))
-    for prm in model.bert.embeddings.parameters():
-        prm.requires_grad = False
-    body = [p for n, p in model.named_parameters() if p.requires_grad and n.startswith("bert.encoder")]
-    head = [p for n, p in model.named_parameters() if p.requires_grad and not n.startswith("bert.encoder")]
-    opt = torch.optim.AdamW([{"params": body, "lr": cfg.lr_body}, {"params": head, "lr": cfg.lr_head}],
-                            weight_decay=cfg.weight_decay)
-    warm = max(1, int(total * cfg.warmup_fraction))
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: (s + 1) / warm if s < warm else max(0.0, (total - s) / max(1, total - warm)))
+    opt, sched = optimiser(model, cfg.lr_body, cfg, total)
     ckpt = cfg.resolve(cfg.checkpoints) / f"{cfg.name}.pt"
-    state = _resume(ckpt, cfg.fingerprint())
+    state = load_checkpoint(ckpt, cfg.fingerprint())
     start, ema, spent = 0, None, 0.0
     if state is not None:
         model.load_state_dict(state["model"], strict=False)
@@ -211,7 +162,7 @@ def train(cfg: NliTrainConfig, progress: Callable[[str, int, int], None] | None 
         ema = loss.item() if ema is None else 0.98 * ema + 0.02 * loss.item()
         done = step + 1
         if done % cfg.checkpoint_every == 0 or done == total:
-            _checkpoint(ckpt, {"fingerprint": cfg.fingerprint(), "step": done, "ema": ema,
+            save_checkpoint(ckpt, {"fingerprint": cfg.fingerprint(), "step": done, "ema": ema,
                                "seconds": spent + time.perf_counter() - t0,
                                "model": {k: v for k, v in model.state_dict().items() if k != e5_reranker.WORD_KEY},
                                "opt": opt.state_dict(), "sched": sched.state_dict()})

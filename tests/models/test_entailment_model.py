@@ -46,7 +46,7 @@ def test_tiny_run_saves_a_model_that_loads_and_resumes(tmp_path):
     probs = EntailmentModel(run.output, quantize=False).probabilities([("비가 온다.", "비가 온다."), ("a", "b")])
     assert probs.shape == (2, 3) and np.allclose(probs.sum(axis=1), 1.0)
     assert nli.train(cfg).resumed_from == 2
-    with pytest.raises(ReaderDataError, match="another NLI training config"):
+    with pytest.raises(ReaderDataError, match="another training config"):
         nli.train(_config(tmp_path, lr_head=5e-3))
 
 
