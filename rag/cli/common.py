@@ -12,15 +12,10 @@ DEFAULT_CONFIG = "configs/default.yaml"
 
 
 def overrides(pairs: list[str] | None) -> dict[str, object]:
-    import yaml
+    """The ``--set KEY=VALUE`` pairs as config overrides (:func:`rag.config.parse_overrides`)."""
+    from rag.config import parse_overrides
 
-    out: dict[str, object] = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--set expects KEY=VALUE (e.g. retrieval.fusion.k=30), got {pair!r}")
-        out[key.strip()] = yaml.safe_load(value)
-    return out
+    return parse_overrides(pairs)
 
 
 def load_cli_config(args):

@@ -42,7 +42,7 @@ from rag.config.indexing import (
     MilvusConfig,
 )
 from rag.config.operations import BatchConfig, LimitsConfig, ServeConfig, ToolsConfig
-from rag.config.root import RagConfig, load_config, read_yaml
+from rag.config.root import RagConfig, load_config, parse_overrides, read_yaml
 from rag.errors import ConfigError, ConfigValueError
 
 __all__ = [
@@ -50,5 +50,5 @@ __all__ = [
     "ContextConfig", "ConversationConfig", "CorpusConfig", "DenseConfig", "EmbeddingConfig", "FusionConfig", "GateConfig",
     "GenerationConfig", "GuidelineConfig", "IndexConfig", "LANGUAGE_KEYS", "LimitsConfig", "MilvusConfig", "RagConfig",
     "RerankConfig", "RetrievalConfig", "Section", "SecurityConfig", "ServeConfig", "ToolsConfig",
-    "ValidationConfig", "VersionsAsOf", "digest", "load_config", "read_yaml",
+    "ValidationConfig", "VersionsAsOf", "digest", "load_config", "parse_overrides", "read_yaml",
 ]

@@ -21,7 +21,7 @@ from rag.config.indexing import BM25Config, ChunkingConfig, CorpusConfig, DenseC
 from rag.config.operations import BatchConfig, LimitsConfig, ServeConfig, ToolsConfig
 from rag.errors import ConfigError
 
-__all__ = ["RagConfig", "load_config", "read_yaml"]
+__all__ = ["RagConfig", "load_config", "parse_overrides", "read_yaml"]
 
 
 class RagConfig(Section):
@@ -162,3 +162,17 @@ def load_config(path: str | Path | None = None) -> RagConfig:
     if not p.is_file():
         raise ConfigError(f"config file not found: {p} (pass --config with an existing YAML file)")
     return _validate(read_yaml(p), source=str(p), base_dir=str(p.resolve().parent))
+
+
+def parse_overrides(pairs: list[str] | tuple[str, ...] | None, what: str = "--set") -> dict[str, object]:
+    """``KEY=VALUE`` strings (``retrieval.fusion.k=30``; the value read as YAML) as the dict
+    :meth:`RagConfig.with_overrides` takes; :class:`ConfigError` naming ``what`` for a string without ``=``."""
+    import yaml
+
+    out: dict[str, object] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{what} expects KEY=VALUE (e.g. retrieval.fusion.k=30), got {pair!r}")
+        out[key.strip()] = yaml.safe_load(value)
+    return out

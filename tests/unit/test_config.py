@@ -82,3 +82,13 @@ def test_conversation_resolve_takes_yaml_off_and_refuses_llm_without_an_llm():
         RagConfig().with_overrides({"conversation.resolve": "llm"})
     assert RagConfig().with_overrides({"conversation.resolve": "llm", "generation.backend": "openai",
                                        "generation.model": "m"}).conversation.resolve == "llm"
+
+
+def test_parse_overrides_reads_values_as_yaml_and_names_the_option_on_a_bad_pair():
+    from rag.config import parse_overrides
+
+    assert parse_overrides(["rerank.quantize=false", "retrieval.fusion.k=30", "gate.signal=dense"]) == {
+        "rerank.quantize": False, "retrieval.fusion.k": 30, "gate.signal": "dense"}
+    assert parse_overrides(None) == {}
+    with pytest.raises(ConfigError, match=r"--against expects KEY=VALUE.*'rerank\.quantize'"):
+        parse_overrides(["rerank.quantize"], "--against")
