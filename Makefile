@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LLM_STAMP := $(VENV)/.installed-llm
 
-.PHONY: install install-llm install-llm-source demo demo-llm test test-fast bench measure clean
+.PHONY: install install-llm install-llm-source demo demo-llm test test-fast lint bench measure clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -48,9 +48,15 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/rag demo --config configs/default.yaml
 
-## All test tiers (unit, model-backed, data-backed and the local-LLM server tier).
+## The linter first (ruff, configured in pyproject.toml), then all test tiers (unit, model-backed,
+## data-backed and the local-LLM server tier).
 test: $(LLM_STAMP)
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+## The linter alone.
+lint: $(STAMP)
+	$(BIN)/ruff check .
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not models and not data and not llm"

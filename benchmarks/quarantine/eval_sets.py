@@ -29,12 +29,18 @@ def beir(path):
         yield None, None, [json.loads(line)["text"]]
 for name, it in (("squad2", squad()), ("nomiracl_ko", nomiracl()), ("korquad_q", beir("korquad1")),
                  ("msmarco_en_q", beir("msmarco/en")), ("msmarco_ko_q", beir("msmarco/ko"))):
-    seen=set(); docs=blocks=ob=nb=0; longest=0; over=0
+    seen = set()
+    docs = blocks = ob = nb = longest = over = 0
     for did, text, qs in it:
         for q in qs:
-            longest = max(longest, len(q.strip())); over += len(q.strip()) > 4000
-        if did is None or did in seen: continue
-        seen.add(did); docs += 1
+            longest = max(longest, len(q.strip()))
+            over += len(q.strip()) > 4000
+        if did is None or did in seen:
+            continue
+        seen.add(did)
+        docs += 1
         for b in (c.text for c in chunker.chunk(Document(id=str(did), text=text, version="1"))):
-            blocks += 1; ob += bool(old.injection_signals(b)); nb += bool(injection_signals(b))
+            blocks += 1
+            ob += bool(old.injection_signals(b))
+            nb += bool(injection_signals(b))
     print(f"{name}: passages {docs}, blocks {blocks}, blocks with a signal before {ob}, after {nb}; longest question {longest} chars, over the limit {over}")

@@ -281,7 +281,7 @@ def render(r: dict) -> str:
 
 def page(r: dict, table: str) -> str:
     leg = r["corpora"].get("legalize_kr")
-    out = [f"# Quarantine: what is withheld, before and after the signals that read intent", "",
+    out = ["# Quarantine: what is withheld, before and after the signals that read intent", "",
            f"Measured {r['date']} at `{r['git']}` (before: `{r['before']}`), {r['seconds']} s.", "",
            "```bash", r["command"], "```", "",
            f"Blocks: {r['blocks']}; mode `{r['mode']}` (the default). Before: a document any block of which "

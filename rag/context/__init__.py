@@ -20,12 +20,12 @@ from rag.context.builder import (
     DropReason,
     Evidence,
     jaccard,
-    Ordering,
     render_block,
     render_blocks,
     shingles,
     wrapper_reserve,
 )
+from rag.types import Ordering
 from rag.context.prompt import (
     DEFAULT_SYSTEM_PROMPT,
     GUIDELINE_TOOL,

@@ -36,7 +36,7 @@ from rag.context.sanitize import neutralize
 from rag.errors import BudgetError, EvidenceError
 from rag.text.segment import safe_cuts
 from rag.text.tokens import TokenCounter
-from rag.types import Candidate, Ordering, page_at
+from rag.types import Candidate, page_at
 
 logger = logging.getLogger(__name__)
 

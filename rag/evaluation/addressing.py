@@ -43,7 +43,6 @@ from types import MappingProxyType
 from typing import Any, Literal, Protocol
 
 from rag.answer.contract import AnswerPayload, CitationItem
-from rag.answer.validation import CitationValidator
 from rag.config import RagConfig
 from rag.context.builder import ContextBlock
 from rag.errors import DatasetError

@@ -350,8 +350,8 @@ class HybridIndex:
             # Exact scores via numpy give deterministic tie-breaking by row.
             idx, scores = top_k_desc(embeddings @ q[0], kk)
         else:
-            D, I = dense.search(q, kk)
-            pairs = sorted(((float(d), int(i)) for d, i in zip(D[0], I[0]) if i >= 0), key=lambda x: (-x[0], x[1]))
+            dist, ids = dense.search(q, kk)
+            pairs = sorted(((float(d), int(i)) for d, i in zip(dist[0], ids[0]) if i >= 0), key=lambda x: (-x[0], x[1]))
             idx = np.array([i for _, i in pairs], dtype=np.int64)
             scores = np.array([d for d, _ in pairs], dtype=np.float32)
         return [ScoredChunk(chunks[i], float(s), r + 1) for r, (i, s) in enumerate(zip(idx, scores))]

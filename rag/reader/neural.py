@@ -22,7 +22,7 @@ import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from pydantic import Field
 
@@ -30,6 +30,9 @@ from rag.errors import missing_dependency
 from rag.reader.errors import ReaderDataError
 from rag.reader.groups import ReaderGroup, draw_groups
 from rag.reader.training import TrainConfig, load_checkpoint, optimiser, save_checkpoint
+
+if TYPE_CHECKING:
+    import torch
 
 logger = logging.getLogger(__name__)
 

@@ -65,7 +65,7 @@ def test_multilingual_embedders_match_korean_to_english():
 
 
 def test_demo_corpus_top1_with_default_config(demo_pipeline):
-    questions = [json.loads(l) for l in DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines() if l.strip()]
+    questions = [json.loads(line) for line in DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
     answerable = [q for q in questions if q["expected_doc_id"]]
     right = sum(demo_pipeline.search(q["question"]).candidates[0].chunk.document_id == q["expected_doc_id"]
                 for q in answerable)

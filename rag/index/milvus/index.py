@@ -6,7 +6,6 @@ import copy
 import json
 import logging
 import threading
-import time
 from dataclasses import asdict
 from typing import Iterable, Sequence
 

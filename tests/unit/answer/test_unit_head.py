@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rag.answer.extractive import ExtractiveGenerator
-from rag.answer.unit_head import FORMAT, PRODUCTS, UNIT_FEATURES, UnitHead, unit_head_for, unit_vectors
+from rag.answer.unit_head import PRODUCTS, UNIT_FEATURES, UnitHead, unit_head_for, unit_vectors
 from rag.answer.units import rule_scores, unit_signals
 from rag.config import GenerationConfig
 from rag.context.builder import ContextBlock, ContextBundle

@@ -1,7 +1,6 @@
 """PDF loader on the fixtures of tests/fixtures/files/make_pdfs.py and one kolaw dev PDF."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path

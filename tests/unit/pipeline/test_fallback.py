@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 
-import pytest
 
 from rag.answer import ExtractiveGenerator
 from rag.context import messages_sha256

@@ -103,8 +103,8 @@ def test_no_candidates_and_invalid_scores():
 
 
 def brute_auroc(s, y):
-    pos = [a for a, l in zip(s, y) if l]
-    neg = [a for a, l in zip(s, y) if not l]
+    pos = [a for a, lab in zip(s, y) if lab]
+    neg = [a for a, lab in zip(s, y) if not lab]
     return sum((p > n) + 0.5 * (p == n) for p, n in itertools.product(pos, neg)) / (len(pos) * len(neg))
 
 
@@ -125,7 +125,7 @@ def test_calibrated_threshold_is_the_widest_that_reaches_the_target(pairs, targe
     s = [float(a) for a, _ in pairs]
     y = [b for _, b in pairs]
     tau, point = calibrate_threshold(s, y, target)
-    answered = [l for a, l in zip(s, y) if a >= tau]
+    answered = [lab for a, lab in zip(s, y) if a >= tau]
     if point is None:
         assert answered == []
         assert all(p.precision < target for p in risk_coverage(s, y))
