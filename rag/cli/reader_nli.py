@@ -37,7 +37,7 @@ def cmd_train(args) -> int:
             b.close()
     print(f"trained {run.steps} steps over {run.pairs} pairs in {run.seconds:.0f} s (resumed at {run.resumed_from}); "
           f"loss {run.final_loss:.4f}; temperature {run.temperature} (calib log-loss {run.calib_log_loss:.4f})")
-    print(f"wrote {run.output}")
+    print(f"wrote {run.output.resolve()}")
     return 0
 
 
