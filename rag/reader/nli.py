@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 import random
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -27,7 +26,7 @@ from pydantic import Field
 from rag._io import atomic_write_text
 from rag.errors import missing_dependency
 from rag.reader.errors import ReaderDataError
-from rag.reader.training import TrainConfig, load_checkpoint, optimiser, save_checkpoint
+from rag.reader.training import TrainConfig, optimiser, run_steps
 from rag.reader.nli_data import LABELS, NliPair, load
 
 logger = logging.getLogger(__name__)
@@ -135,42 +134,18 @@ def train(cfg: NliTrainConfig, progress: Callable[[str, int, int], None] | None 
     tok = e5_reranker.tokenizer()
     model = e5_reranker.build_classifier(cfg.layers, labels=len(LABELS))
     opt, sched = optimiser(model, cfg.lr_body, cfg, total)
-    ckpt = cfg.resolve(cfg.checkpoints) / f"{cfg.name}.pt"
-    state = load_checkpoint(ckpt, cfg.fingerprint())
-    start, ema, spent = 0, None, 0.0
-    if state is not None:
-        model.load_state_dict(state["model"], strict=False)
-        opt.load_state_dict(state["opt"])
-        sched.load_state_dict(state["sched"])
-        start, ema, spent = state["step"], state["ema"], state["seconds"]
-        logger.info("resuming %s at step %d/%d", cfg.name, start, total)
-    model.train()
     pad = int(tok.pad_token_id)
-    t0 = time.perf_counter()
-    for step in range(start, total):
+
+    def loss_at(step: int):
         batch = [pairs[i] for i in steps[step]]
         enc = tok([p.premise for p in batch], [p.hypothesis for p in batch], truncation="longest_first",
                   max_length=cfg.max_length)["input_ids"]
         ids, att = e5_reranker.pad_batch(enc, pad)
-        logits = model(input_ids=ids, attention_mask=att).logits
-        loss = F.cross_entropy(logits, torch.tensor([p.label for p in batch]))
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        ema = loss.item() if ema is None else 0.98 * ema + 0.02 * loss.item()
-        done = step + 1
-        if done % cfg.checkpoint_every == 0 or done == total:
-            save_checkpoint(ckpt, {"fingerprint": cfg.fingerprint(), "step": done, "ema": ema,
-                               "seconds": spent + time.perf_counter() - t0,
-                               "model": {k: v for k, v in model.state_dict().items() if k != e5_reranker.WORD_KEY},
-                               "opt": opt.state_dict(), "sched": sched.state_dict()})
-            logger.info("step %d/%d loss %.4f", done, total, ema)
-        if progress:
-            progress("train", done, total)
-    seconds = spent + time.perf_counter() - t0
-    model.eval()
+        return F.cross_entropy(model(input_ids=ids, attention_mask=att).logits, torch.tensor([p.label for p in batch]))
+
+    run = run_steps(model, opt, sched, ckpt=cfg.resolve(cfg.checkpoints) / f"{cfg.name}.pt",
+                    fingerprint=cfg.fingerprint(), total=total, checkpoint_every=cfg.checkpoint_every,
+                    loss_at=loss_at, progress=progress)
     calib = load(data, "calib")
     temperature, calib_loss = 1.0, float("nan")
     if calib:
@@ -182,7 +157,8 @@ def train(cfg: NliTrainConfig, progress: Callable[[str, int, int], None] | None 
         {"method": "temperature", "temperature": temperature, "labels": list(LABELS),
          "fitted_on": f"calib split of {data.name} ({len(calib)} pairs)", "log_loss": round(calib_loss, 4)},
         indent=2) + "\n")
-    return NliRun(out, total, len(pairs), seconds, float(ema or 0.0), start, temperature, calib_loss)
+    return NliRun(out, total, len(pairs), run.seconds, float(run.ema or 0.0), run.resumed_from, temperature,
+                  calib_loss)
 
 
 @dataclass(frozen=True)

