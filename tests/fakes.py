@@ -11,6 +11,7 @@ import threading
 import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -352,6 +353,21 @@ def fake_llama_module(monkeypatch, contents: list[str] | None = None, error: Exc
     monkeypatch.setitem(__import__("sys").modules, "llama_cpp", module)
     monkeypatch.delenv("RAG_LLAMACPP_ENGINE", raising=False)  # auto: an importable llama_cpp wins over xllamacpp
     return FakeLlama
+
+
+def fake_gguf(folder) -> Path:
+    """A file named like a GGUF (its bytes are not a model: the engines are faked)."""
+    path = Path(folder) / "model.gguf"
+    path.write_bytes(b"GGUF fake")
+    return path
+
+
+def llamacpp_config(gguf, **kw):
+    """A ``generation.backend: llamacpp`` config for the fake engines' tests (overrides in ``kw``)."""
+    from rag.config import GenerationConfig
+
+    return GenerationConfig(**{"backend": "llamacpp", "model_path": str(gguf), "n_ctx": 2048, "n_threads": 1,
+                               "seed": 7, "max_tokens": 300, **kw})
 
 
 class FakeXServer:

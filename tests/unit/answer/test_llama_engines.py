@@ -12,11 +12,11 @@ from rag.answer import CitationValidator, LlamaCppGenerator, answer_json_schema,
 from rag.answer.llama_engines import ENGINE_ENV, LLAMA_CPP_PYTHON, XLLAMACPP, choose_engine
 from rag.answer.llm_server import main
 from rag.answer.llamacpp import grammar_schema
-from rag.config import ContextConfig, GenerationConfig, ValidationConfig
+from rag.config import ContextConfig, ValidationConfig
 from rag.context import Evidence, PromptBuilder
 from rag.errors import DependencyError, GenerationError, InputError, ModelLoadError
 from rag.text import TiktokenCounter
-from tests.fakes import fake_llama_module, fake_xllamacpp_module
+from tests.fakes import fake_gguf, fake_llama_module, fake_xllamacpp_module, llamacpp_config
 
 TEXT = "Employees may work remotely up to 2 days per week with manager approval."
 VALID = json.dumps({"answer": "You can work remotely up to 2 days per week [S1].", "citations": [
@@ -38,14 +38,10 @@ def prompt():
 
 @pytest.fixture
 def gguf(tmp_path):
-    path = tmp_path / "model.gguf"
-    path.write_bytes(b"GGUF fake")
-    return path
+    return fake_gguf(tmp_path)
 
 
-def config(gguf, **kw) -> GenerationConfig:
-    return GenerationConfig(**{"backend": "llamacpp", "model_path": str(gguf), "n_ctx": 2048, "n_threads": 1,
-                               "seed": 7, "max_tokens": 300, **kw})
+config = llamacpp_config
 
 
 def test_auto_prefers_an_installed_llama_cpp_python_then_xllamacpp(monkeypatch):

@@ -16,11 +16,11 @@ from rag.answer import (CitationValidator, FORMAT_INSTRUCTION, LlamaCppGenerator
 from rag.answer.llama_engines import ENGINE_ENV
 from rag.answer.llamacpp import grammar_schema
 from rag.answer.llm_models import MODELS, MODELS_DIR_ENV
-from rag.config import ContextConfig, GenerationConfig, ValidationConfig, load_config
+from rag.config import ContextConfig, ValidationConfig, load_config
 from rag.context import Evidence, PromptBuilder
 from rag.errors import ConfigError, DependencyError, GenerationError, ModelLoadError
 from rag.text import TiktokenCounter
-from tests.fakes import fake_llama_module
+from tests.fakes import fake_gguf, fake_llama_module, llamacpp_config
 
 LEAVE = "입사 첫해 직원에게는 연차 휴가 15일이 부여된다. 근속 2년마다 1일씩 추가되며, 연차 휴가의 상한은 25일이다."
 VALID = json.dumps({"status": "answered", "answer": "입사 첫해 연차 휴가는 15일입니다 [S1].",
@@ -37,14 +37,10 @@ def prompt():
 
 @pytest.fixture
 def gguf(tmp_path):
-    path = tmp_path / "model.gguf"
-    path.write_bytes(b"GGUF fake")
-    return path
+    return fake_gguf(tmp_path)
 
 
-def config(gguf, **kw) -> GenerationConfig:
-    return GenerationConfig(**{"backend": "llamacpp", "model_path": str(gguf), "n_ctx": 2048, "n_threads": 1,
-                               "seed": 7, "max_tokens": 300, **kw})
+config = llamacpp_config
 
 
 def test_answer_through_the_loop_with_the_schema_as_grammar(prompt, gguf, monkeypatch):
