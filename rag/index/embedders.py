@@ -261,7 +261,7 @@ class TorchE5Embedder(_LazyModel):
         return embed([prefix + t for t in texts], model, tokenizer, self.batch_size)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self._queries(list(texts), lambda t: self._encode("query: ", t)) if texts else self._encode("query: ", texts)
+        return self._queries(list(texts), lambda t: self._encode("query: ", t))  # none or several: computed
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode("passage: ", texts)

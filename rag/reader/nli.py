@@ -28,6 +28,7 @@ from rag.errors import missing_dependency
 from rag.reader.errors import ReaderDataError
 from rag.reader.training import TrainConfig, optimiser, run_steps
 from rag.reader.nli_data import LABELS, NliPair, load
+from rag.rerank.entailment import softmax
 
 logger = logging.getLogger(__name__)
 
@@ -75,31 +76,11 @@ def plan_steps(n: int, batch_size: int, epochs: int, seed: int) -> list[list[int
 
 def logits_of(model, tok, pairs: Sequence[NliPair] | Sequence[tuple[str, str]], max_length: int,
               batch_size: int = 32) -> np.ndarray:
-    """(n, 3) raw logits, batches sorted by length (eval mode, no gradients)."""
-    import torch
+    """(n, 3) raw logits of ``pairs`` (:func:`rag.rerank.e5_reranker.pair_logits`)."""
+    from rag.rerank.e5_reranker import pair_logits
 
-    from rag.rerank.e5_reranker import pad_batch
-
-    texts = [(p.premise, p.hypothesis) if isinstance(p, NliPair) else p for p in pairs]
-    out = np.zeros((len(texts), len(LABELS)), dtype=np.float64)
-    if not texts:
-        return out
-    enc = tok([t[0] for t in texts], [t[1] for t in texts], truncation="longest_first",
-              max_length=max_length)["input_ids"]
-    order = np.argsort([-len(e) for e in enc], kind="stable")
-    with torch.inference_mode():
-        for s in range(0, len(order), batch_size):
-            idx = order[s:s + batch_size]
-            ids, att = pad_batch([enc[i] for i in idx], int(tok.pad_token_id))
-            out[idx] = model(input_ids=ids, attention_mask=att).logits.float().numpy()
-    return out
-
-
-def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
-    z = logits / temperature
-    z = z - z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
+    return pair_logits(model, tok, [(p.premise, p.hypothesis) if isinstance(p, NliPair) else p for p in pairs],
+                       max_length, batch_size)
 
 
 def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> tuple[float, float]:

@@ -33,10 +33,10 @@ from typing import Iterator
 
 from rag._io import atomic_write_text, read_jsonl
 from rag.reader.errors import ReaderDataError
+from rag.rerank.entailment import LABELS
 
 logger = logging.getLogger(__name__)
 
-LABELS = ("entailment", "neutral", "contradiction")
 CALIB_PERCENT = 15
 
 

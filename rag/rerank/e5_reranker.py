@@ -182,22 +182,28 @@ class CompactCrossEncoder:
         self.max_length = max_length
 
     def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int = 16, **_: Any) -> np.ndarray:
-        import torch
+        return pair_logits(self.model, self.tokenizer, pairs, self.max_length, batch_size)[:, 0]
 
-        out = np.zeros(len(pairs), dtype=np.float64)
-        if not pairs:
-            return out
-        enc = self.tokenizer([p[0] for p in pairs], [p[1] for p in pairs], truncation="longest_first",
-                             max_length=self.max_length)["input_ids"]
-        order = np.argsort([-len(e) for e in enc], kind="stable")  # length-sorted batches: less padding
-        pad = int(self.tokenizer.pad_token_id)
-        with torch.inference_mode():
-            for s in range(0, len(order), batch_size):
-                idx = order[s:s + batch_size]
-                ids, att = pad_batch([enc[i] for i in idx], pad)
-                logits = self.model(input_ids=ids, attention_mask=att).logits.reshape(-1)
-                out[idx] = logits.float().numpy()
+
+def pair_logits(model: "transformers.BertForSequenceClassification", tok: "transformers.PreTrainedTokenizerFast",
+                pairs: Sequence[tuple[str, str]], max_length: int, batch_size: int) -> np.ndarray:
+    """``(len(pairs), num_labels)`` raw logits of a compact classifier for (first, second) text pairs, in
+    length-sorted batches (less padding), without gradients."""
+    import torch
+
+    out = np.zeros((len(pairs), int(model.config.num_labels)), dtype=np.float64)
+    if not pairs:
         return out
+    enc = tok([p[0] for p in pairs], [p[1] for p in pairs], truncation="longest_first",
+              max_length=max_length)["input_ids"]
+    order = np.argsort([-len(e) for e in enc], kind="stable")
+    pad = int(tok.pad_token_id)
+    with torch.inference_mode():
+        for s in range(0, len(order), batch_size):
+            idx = order[s:s + batch_size]
+            ids, att = pad_batch([enc[i] for i in idx], pad)
+            out[idx] = model(input_ids=ids, attention_mask=att).logits.float().numpy()
+    return out
 
 
 def quantize_linear(model: "torch.nn.Module") -> "torch.nn.Module":

@@ -67,26 +67,21 @@ class EntailmentModel:
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         if not pairs:
             return np.zeros((0, len(LABELS)))
+        from rag.rerank.e5_reranker import pair_logits
+
         with self._lock:
             if self._model is None:
                 self._load()
-            import torch
-
-            from rag.rerank.e5_reranker import pad_batch
-
-            enc = self._tok([p[0] for p in pairs], [p[1] for p in pairs], truncation="longest_first",
-                            max_length=self.max_length)["input_ids"]
-            order = np.argsort([-len(e) for e in enc], kind="stable")
-            logits = np.zeros((len(pairs), len(LABELS)))
-            with torch.inference_mode():
-                for s in range(0, len(order), self.batch_size):
-                    idx = order[s:s + self.batch_size]
-                    ids, att = pad_batch([enc[i] for i in idx], int(self._tok.pad_token_id))
-                    logits[idx] = self._model(input_ids=ids, attention_mask=att).logits.float().numpy()
-        z = logits / self.temperature
-        z = z - z.max(axis=1, keepdims=True)
-        e = np.exp(z)
-        return e / e.sum(axis=1, keepdims=True)
+            logits = pair_logits(self._model, self._tok, pairs, self.max_length, self.batch_size)
+        return softmax(logits, self.temperature)
 
 
-__all__ = ["BUNDLED", "EntailmentModel", "LABELS", "model_dir"]
+def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
+    """Row-wise softmax of ``logits / temperature``."""
+    z = logits / temperature
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+__all__ = ["BUNDLED", "EntailmentModel", "LABELS", "model_dir", "softmax"]
