@@ -16,7 +16,7 @@ def cmd_train_model(args) -> int:
     from rag.cli.common import progress_bars
     from rag.reader import neural
 
-    logging.getLogger("rag.reader.neural").setLevel(logging.INFO)
+    logging.getLogger("rag.reader").setLevel(logging.INFO)  # the trainer and its step loop (rag.reader.training)
     cfg = neural.load_config(args.config)
     progress, bars = progress_bars()
     try:

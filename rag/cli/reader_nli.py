@@ -27,7 +27,7 @@ def cmd_train(args) -> int:
     from rag.cli.common import progress_bars
     from rag.reader import nli
 
-    logging.getLogger("rag.reader.nli").setLevel(logging.INFO)
+    logging.getLogger("rag.reader").setLevel(logging.INFO)  # the trainer and its step loop (rag.reader.training)
     cfg = nli.load_config(args.config)
     progress, bars = progress_bars()
     try:
