@@ -143,12 +143,11 @@ def eval_claims(claims_path: Path, config: RagConfig, *, corpus_path: Path | Non
     else:
         logger.warning("no corpus.jsonl next to %s: every claim is checked against its quote", claims_path)
         docs = {}
-    entail = entailment
-    if config.validation.check_entailment and entail is None:
-        from rag.rerank.entailment import EntailmentModel, model_dir
+    if entailment is None:
+        from rag.rerank.entailment import entailment_for
 
-        entail = EntailmentModel(model_dir(config.validation.entailment_model, config.base_dir)).probabilities
-    validator = CitationValidator(config.validation, entailment=entail)
+        entailment = entailment_for(config.validation, config.base_dir)
+    validator = CitationValidator(config.validation, entailment=entailment)
     rows: list[ClaimRow] = []
     for _, c in claims:
         doc = _document(docs, str(c.get("doc_id") or ""), str(c.get("version") or ""))

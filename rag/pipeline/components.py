@@ -351,11 +351,9 @@ class Components:
             if v.check_addresses and v.address_model == "reader":
                 score = self._reader("validation.address_model", "address_model: embedding")
                 reader = lambda q, a: score(q, [a])[0]  # noqa: E731
-            entail = None
-            if v.check_entailment:
-                from rag.rerank.entailment import EntailmentModel, model_dir
+            from rag.rerank.entailment import entailment_for
 
-                entail = EntailmentModel(model_dir(v.entailment_model, self.config.base_dir)).probabilities
+            entail = entailment_for(v, self.config.base_dir)
             self._validator = CitationValidator(v, self.embedder if needs else None, reader=reader, entailment=entail,
                                                 abstention_texts=self.config.generation.abstention_messages.values())
         return self._validator

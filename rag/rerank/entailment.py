@@ -12,11 +12,14 @@ import json
 import logging
 import threading
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
 from rag.errors import ModelLoadError
+
+if TYPE_CHECKING:
+    from rag.config import ValidationConfig
 
 logger = logging.getLogger(__name__)
 
@@ -24,12 +27,21 @@ LABELS = ("entailment", "neutral", "contradiction")
 BUNDLED = Path(__file__).resolve().parents[1] / "_models" / "nli-e5-ko-en"
 
 
-def model_dir(path: str | None, base_dir: Path | None = None) -> Path:
+def model_dir(path: str | None, base_dir: str | Path | None = None) -> Path:
     """The folder of ``path`` (relative to ``base_dir``), or the bundled model when ``path`` is None."""
     if path is None:
         return BUNDLED
     p = Path(path).expanduser()
-    return p if p.is_absolute() or base_dir is None else base_dir / p
+    return p if p.is_absolute() or base_dir is None else Path(base_dir) / p
+
+
+def entailment_for(validation: "ValidationConfig",
+                   base_dir: str | Path | None) -> "Callable[[Sequence[tuple[str, str]]], np.ndarray] | None":
+    """The configured model's ``probabilities`` when ``validation.check_entailment`` is on (the bundled one unless
+    ``validation.entailment_model`` names a folder, relative to ``base_dir``); None when the check is off."""
+    if not validation.check_entailment:
+        return None
+    return EntailmentModel(model_dir(validation.entailment_model, base_dir)).probabilities
 
 
 class EntailmentModel:
@@ -84,4 +96,4 @@ def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-__all__ = ["BUNDLED", "EntailmentModel", "LABELS", "model_dir", "softmax"]
+__all__ = ["BUNDLED", "EntailmentModel", "LABELS", "entailment_for", "model_dir", "softmax"]

@@ -8,7 +8,7 @@ from rag.answer import AnswerPayload, CitationItem, CitationValidator
 from rag.answer.entailment import premise_of
 from rag.config import ValidationConfig
 from rag.context.builder import ContextBlock
-from rag.errors import ConfigError
+from rag.errors import ConfigError, ModelLoadError
 
 TEXT = ("① 공무원의 1주간 근무시간은 40시간으로 한다. ② 토요일은 휴무함을 원칙으로 한다. "
         "③ 공용 차량을 이용하여 여행하는 경우에는 운임을 지급하지 않는다.")
@@ -100,3 +100,14 @@ def test_eval_claims_counts_a_contradicted_claim_as_rejected(tmp_path):
     assert today.by_label["supported"].accepted == with_nli.by_label["supported"].accepted == 1
     assert with_nli.by_label["negated"].accepted == 0
     assert "claim_contradicted" in with_nli.rows[0].codes
+
+
+def test_a_configured_model_folder_is_read_relative_to_the_config(tmp_path):
+    """validation.entailment_model relative to the config's folder (a str, as RagConfig.base_dir is); off: no model."""
+    from rag.rerank.entailment import BUNDLED, entailment_for, model_dir
+
+    assert model_dir(None, str(tmp_path)) == BUNDLED
+    assert model_dir("models/nli", str(tmp_path)) == tmp_path / "models" / "nli"
+    assert entailment_for(ValidationConfig(), str(tmp_path)) is None
+    with pytest.raises(ModelLoadError, match="not an entailment model folder"):
+        entailment_for(ValidationConfig(check_entailment=True, entailment_model="missing"), str(tmp_path))
