@@ -89,7 +89,7 @@ def _read_score(row: dict) -> float:
 def fit_answers(answers: Path, questions: Path, config: Path, out: Path, target: float) -> dict:
     from rag.evaluation.abstention import calibrate_threshold, write_calibrated_config
     from rag.evaluation.metrics import auroc
-    from rag.text.lang import detect_language
+    from rag.lang import detect_language
 
     text = {}
     with questions.open(encoding="utf-8") as f:

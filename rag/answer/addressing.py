@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from rag.answer.contract import Violation
 from rag.context.builder import ContextBlock
-from rag.text.lang import detect_language
+from rag.lang import detect_language
 from rag.text.conditions import asks_actual, bounded
 from rag.text.question_analysis import QuestionAnalysis, fitting, holds_fact, states_counter
 from rag.text.sentences import marker_ids, strip_markers

@@ -22,7 +22,7 @@ from rag.config import GenerationConfig
 from rag.context.builder import ContextBundle
 from rag.errors import GenerationError
 from rag.text.conditions import Given, bracket, given_values
-from rag.text.lang import detect_language
+from rag.lang import detect_language
 from rag.text.lexical import content_terms
 from rag.text.question_analysis import QuestionAnalysis, fitting_quantities, holds_fact
 

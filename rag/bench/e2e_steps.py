@@ -55,7 +55,7 @@ def _groups(o: Options) -> tuple[Group, ...]:
 
 def _questions(g: Group) -> list[str]:
     from rag._io import read_jsonl
-    from rag.text.lang import detect_language
+    from rag.lang import detect_language
 
     qs = [str(r["question"]) for _, r in read_jsonl(g.questions)]
     return [q for q in qs if g.lang is None or detect_language(q) == g.lang]

@@ -133,7 +133,7 @@ class GateConfig(Section):
     answerability_model: str | None = None  # answerability.json; None: the one beside the reranker
     min_supporting: int = Field(1, ge=1)  # at least this many candidates must reach support_threshold
     support_threshold: float | None = None  # None: same as threshold
-    # Per query language (ko, en, other: rag.text.lang.detect_language), or per pair "query-passage"
+    # Per query language (ko, en, other: rag.lang.detect_language), or per pair "query-passage"
     # (en-ko: an English question whose best-scoring candidate is Korean), the threshold of ``signal``
     # in place of ``threshold`` (and of support_threshold when that is unset). A pair wins over its
     # query language. Not for the fallback.
@@ -165,11 +165,16 @@ class GateConfig(Section):
     fitted_on: str | None = None
 
 
-ABSTENTION_MESSAGES = {
-    "ko": "이 질문에 명확하게 답변해 주는 자료를 찾지 못했습니다. 정확한 정보는 담당 부서에 문의하세요.",
-    "en": "I could not find a source that clearly answers this question. Please check with the responsible team.",
-    "default": "I could not find a source that clearly answers this question. Please check with the responsible team.",
-}
+def _abstention_messages() -> dict[str, str]:
+    """Every registered language's abstention message (rag.lang profiles), and the English one as the default."""
+    from rag.lang import profile, profiles
+
+    out = {p.code: p.abstention for p in profiles()}
+    out["default"] = profile("en").abstention
+    return out
+
+
+ABSTENTION_MESSAGES = _abstention_messages()
 
 
 class GenerationConfig(Section):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from rag.context.signals import SIGNAL_SCOPE, InjectionSignal, Scope, phrase_signals  # noqa: F401 (re-exported)
-from rag.text.lang import ZERO_WIDTH
+from rag.lang import ZERO_WIDTH
 from rag.text.sentences import MARKER_PATTERN
 from rag.types import Candidate
 

@@ -115,7 +115,7 @@ def score_questions(pipeline, items: Sequence[LabelledQuestion],
                     progress: Callable[[str, int, int], None] | None = None) -> list[ScoredQuestion]:
     """Score every question's own passages with BM25, dense cosine and (if enabled) the reranker."""
     from rag.index.bm25 import BM25Index
-    from rag.text.lang import detect_language
+    from rag.lang import detect_language
 
     # BM25 statistics over all passages of the evaluated questions (a realistic idf).
     uniq: dict[str, str] = {}

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag.evaluation.answer_dataset import AnswerQuestion, Gold
-from rag.text.lang import ZERO_WIDTH
+from rag.lang import ZERO_WIDTH
 from rag.text.sentences import answer_sentences, strip_markers
 
 QUOTE_GRAM = 4  # the length of the character runs that count as lying in the quote

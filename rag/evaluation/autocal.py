@@ -304,7 +304,7 @@ def _why(signal: str, fits: dict[str, list[GroupFit]], what: str) -> str:
 
 
 def _labelled(pipeline, feedback: FeedbackSet, weight: int, principal, progress) -> list[ScoredProbe]:
-    from rag.text.lang import detect_language
+    from rag.lang import detect_language
 
     probes = [Probe(f"feedback:{it.line}", it.question, it.should_answer, KIND, detect_language(it.question),
                     source=f"{it.label} ({it.status or 'no status'}), {feedback.path.name}:{it.line}")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from rag.evaluation.probe_lexicon import ENGLISH, KOREAN
-from rag.text.lang import detect_language
+from rag.lang import detect_language
 from rag.text.analyzers import korean_morphemes
 from rag.text.question_analysis import analyze_question, holds_fact
 from rag.text.quantities import extract_quantities

@@ -24,7 +24,7 @@ from rag.pipeline.runner import Step
 from rag.pipeline.state import State, ToolsState
 from rag.rerank.cross_encoder import reranked_candidates
 from rag.retrieval.versions import filter_versions
-from rag.text.lang import detect_language
+from rag.lang import detect_language
 from rag.types import SearchResult
 
 logger = logging.getLogger(__name__)

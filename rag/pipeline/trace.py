@@ -9,22 +9,22 @@ from rag.pipeline.components import Components
 from rag.pipeline.freshness import source_warnings
 from rag.pipeline.state import State
 from rag.result import AnswerResult, AnswerTrace, CandidateTrace
-from rag.text.lang import detect_language
+from rag.lang import OTHER, detect_language, profile
 
 
 # Said after an answer, in the question's language, when every source it quotes is in the other one.
-SOURCE_LANGUAGE_NOTES = {("en", "ko"): "(The quoted sources are in Korean.)",
-                         ("ko", "en"): "(인용한 자료는 영어로 되어 있습니다.)"}
+# (rag.lang profiles: ``sources_note``, keyed by the sources' language)
 
 
 def source_language_note(question: str, quotes: Sequence[str]) -> str:
     """The note for an answer to ``question`` quoting ``quotes`` ("" when the question's language
     is among the quotes' or a language pair has no note). Added by the server after validation,
     like the abstention message: it cites nothing and claims nothing about the content."""
-    langs = {detect_language(x) for x in quotes} - {"other"}
+    langs = {detect_language(x) for x in quotes} - {OTHER}
     if len(langs) != 1:
         return ""
-    return SOURCE_LANGUAGE_NOTES.get((detect_language(question), langs.pop()), "")
+    asked = profile(detect_language(question))
+    return asked.sources_note.get(langs.pop(), "") if asked is not None else ""
 
 
 def timings(s: State) -> dict[str, float]:

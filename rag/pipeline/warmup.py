@@ -2,7 +2,7 @@
 first real question pays for no model load (``rag serve`` reports ready only after it;
 ``rag warmup`` runs it for batch jobs before they time anything).
 
-The questions are fixed (:data:`QUESTIONS`), never taken from the corpus, and run as nobody (the
+The questions are fixed (:func:`questions`), never taken from the corpus, and run as nobody (the
 anonymous reader scope, whatever ``security.require_principal`` says): they see only what an
 anonymous reader may read, and nothing they retrieve is returned or logged. With an LLM backend
 the questions run every step up to the prompt but the model is not asked (a remote model costs
@@ -19,15 +19,20 @@ from typing import TYPE_CHECKING
 from rag.pipeline import runner
 from rag.pipeline.state import Request, State
 from rag.pipeline.steps import STEPS
-from rag.text.lang import detect_language
+from rag.lang import detect_language, profiles
 
 if TYPE_CHECKING:
     from rag.pipeline.components import Components
 
 logger = logging.getLogger(__name__)
 
-# One short question per language the warm-up can ask (rag.text.lang: ko, en; "other" asks in English).
-QUESTIONS: dict[str, str] = {"ko": "이 문서의 주요 내용은 무엇인가요?", "en": "What is this document about?"}
+
+
+def questions() -> dict[str, str]:
+    """One short question per language the warm-up can ask: each registered profile's ``warmup_question``
+    (rag.lang: ko, en; "other" asks in English)."""
+    return {p.code: p.warmup_question for p in profiles()}
+
 BEFORE_THE_MODEL = runner.select(STEPS, *(s.name for s in STEPS if s.name != "generate"))
 _SAMPLE_DOCUMENTS = 10  # documents whose first chunk decides the corpus's main language
 
@@ -72,7 +77,8 @@ def warm(c: "Components") -> Warmup:
     clock = _Clock()
     index = clock.time("index", lambda: c.index)
     langs = languages(c)
-    first = QUESTIONS[langs[0]]
+    asked = questions()
+    first = asked[langs[0]]
     clock.time("embedder", lambda: c.embedder.embed_queries([first]))
     reranker = c.reranker
     if reranker is not None:
@@ -87,7 +93,7 @@ def warm(c: "Components") -> Warmup:
         c.before_answering()
         for lang in langs:
             # No principal: the anonymous scope (search sets it), public documents only.
-            runner.run(steps, State(Request(QUESTIONS[lang]), time.perf_counter()), c)
+            runner.run(steps, State(Request(asked[lang]), time.perf_counter()), c)
 
     clock.time("answer", ask)
     out = Warmup(clock.s["index"], clock.s["embedder"], clock.s.get("reranker"), clock.s["components"],
@@ -106,10 +112,11 @@ def languages(c: "Components") -> tuple[str, ...]:
         texts = c.index.document_texts(doc_id, version)
         if texts:
             seen[detect_language(texts[0][:500])] += 1
-    main = next((lang for lang, _ in seen.most_common() if lang in QUESTIONS), "en")
+    asked = questions()
+    main = next((lang for lang, _ in seen.most_common() if lang in asked), "en")
     out = [main]
     if c.config.rerank.enabled:
-        out += [lang for lang in c.config.rerank.languages if lang in QUESTIONS and lang not in out]
+        out += [lang for lang in c.config.rerank.languages if lang in asked and lang not in out]
     return tuple(out)
 
 

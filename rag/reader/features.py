@@ -10,7 +10,7 @@ Two frozen vectors, both built only from signals the project already computes:
   coverage of :func:`rag.text.question_analysis.analyze_question`; whether the question asks a number
   (:attr:`QuestionAnalysis.numeric`) and whether the passage holds a fact of the asked kind
   (:meth:`QuestionAnalysis.holds_asked_fact`, with the asked counter); the languages of question and
-  passage (:func:`rag.text.lang.detect_language`), their agreement, and the lengths.
+  passage (:func:`rag.lang.detect_language`), their agreement, and the lengths.
 - :data:`SENTENCE_FEATURES`, one per (question, sentence of a passage): the cross-encoder logit and the
   dense cosine of the sentence, with rank / margin / z within its passage, the sentence's key-term
   coverage and asked fact, its position, its length, and its passage's cross-encoder z-score and
@@ -73,7 +73,7 @@ def text_facts(question: str, text: str) -> TextFacts:
 
 
 def _lang(text: str) -> str:
-    from rag.text.lang import detect_language
+    from rag.lang import detect_language
 
     return detect_language(text)
 

@@ -32,7 +32,7 @@ from rag.errors import ModelLoadError, missing_dependency
 from rag.index.quiet import quiet_model_loading
 from rag.rerank.calibration import Calibration
 from rag.retrieval.hybrid import check_query
-from rag.text.lang import detect_language
+from rag.lang import detect_language
 from rag.types import Candidate
 
 logger = logging.getLogger(__name__)

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from rag.rerank.answerability import best_hit
-from rag.text.lang import detect_language
+from rag.lang import detect_language
 from rag.text.question_analysis import QuestionAnalysis, analyze_question, holds_fact, states_counter
 from rag.types import Candidate
 

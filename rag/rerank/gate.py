@@ -28,7 +28,7 @@ from rag.errors import ConfigError
 from rag.rerank.answerability import AnswerabilityModel
 from rag.rerank.cross_encoder import RerankResult
 from rag.rerank.evidence_fit import EvidenceFit, evidence_fit, explain
-from rag.text.lang import detect_language
+from rag.lang import detect_language
 from rag.types import Candidate
 
 ANSWER = "answer"

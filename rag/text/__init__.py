@@ -1,11 +1,10 @@
 """Text: token counting, BM25 analyzers, sentences and citation markers, support scores, language."""
-from rag.text.lang import (
+from rag.lang import (
     HANGUL_LETTERS,
     HANGUL_RUN,
     HANGUL_SYLLABLE,
     HANGUL_SYLLABLE_RUN,
     HANGUL_SYLLABLES,
-    KOREAN_SHARE,
     ZERO_WIDTH,
     detect_language,
     has_hangul,
@@ -74,7 +73,6 @@ __all__ = [
     "HANGUL_SYLLABLES",
     "HANGUL_SYLLABLE_RUN",
     "HFTokenizerCounter",
-    "KOREAN_SHARE",
     "KoreanBigramAnalyzer",
     "KoreanKiwiAnalyzer",
     "Locator",

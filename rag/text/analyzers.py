@@ -17,7 +17,7 @@ from typing import Protocol
 
 from rag.config import BM25Config
 from rag.errors import DependencyError, missing_dependency
-from rag.text.lang import HANGUL_RUN
+from rag.lang import HANGUL_RUN
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 

@@ -7,7 +7,7 @@ import unicodedata
 from functools import lru_cache
 
 from rag.text.analyzers import EnglishAnalyzer
-from rag.text.lang import HANGUL_SYLLABLE_RUN, ZERO_WIDTH
+from rag.lang import HANGUL_SYLLABLE_RUN, ZERO_WIDTH
 from rag.text.sentences import strip_markers
 from rag.text.structure import PARAGRAPH_MARKS
 

@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from fractions import Fraction
 from functools import lru_cache
 
-from rag.text.lang import ZERO_WIDTH
+from rag.lang import ZERO_WIDTH
 from rag.text.numerals import (
     ARABIC_NUMERAL,
     ENGLISH_MAGNITUDES,

@@ -33,7 +33,7 @@ from functools import lru_cache
 
 from rag.text.analyzers import EnglishAnalyzer, korean_morphemes
 from rag.text.conditions import against_limit, asked_limit
-from rag.text.lang import HANGUL_SYLLABLE_RUN, detect_language
+from rag.lang import HANGUL_SYLLABLE_RUN, detect_language
 from rag.text.questions import QUANTITY_KINDS, YES_NO, FactKind, wanted_fact
 
 NOUN_WEIGHT = 1.0

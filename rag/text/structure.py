@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from rag.text.lang import HANGUL_SYLLABLE
+from rag.lang import HANGUL_SYLLABLE
 
 __all__ = ["HANGUL_ENUMERATORS", "LEVEL_CONTINUE", "LEVEL_ITEM", "LEVEL_PARAGRAPH", "LEVEL_SECTION", "LEVEL_SUBITEM",
            "Locator", "MIN_WRAP_WIDTH", "Mark", "NOTE", "PARAGRAPH_MARKS", "SENTENCE_PUNCT", "SMALL_TEXT",

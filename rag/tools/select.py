@@ -18,7 +18,7 @@ from rag.index.embedders import Embedder
 from rag.index.store import build_index
 from rag.retrieval.fusion import fuse
 from rag.text.analyzers import Analyzer
-from rag.text.lang import detect_language
+from rag.lang import detect_language
 from rag.tools.format import name_words
 from rag.tools.registry import ToolRegistry, ToolSpec
 from rag.types import Document

@@ -10,7 +10,7 @@ import pytest
 from rag.errors import PrincipalRequiredError
 from rag.pipeline import Warmup
 from rag.pipeline.components import Components
-from rag.pipeline.warmup import QUESTIONS
+from rag.pipeline.warmup import questions
 from rag.rerank.cross_encoder import CrossEncoderScorer
 from tests.fakes import RecordingGenerator
 
@@ -25,7 +25,7 @@ def test_warmup_returns_the_seconds_each_part_took_and_answers_end_to_end(built,
     assert w.reranker_s is None and all(s >= 0 for s in w.parts().values())
     assert w.total_s == pytest.approx(sum(w.parts().values()))
     assert w.languages == ("ko",) and w.generated  # the demo corpus is Korean; extractive: answered
-    assert [r.question for r in gen.requests][:1] == [QUESTIONS["ko"]]  # through the generator
+    assert [r.question for r in gen.requests][:1] == [questions()["ko"]]  # through the generator
     assert w.to_json()["seconds"].keys() == w.parts().keys()
 
 
@@ -40,8 +40,8 @@ def test_the_reranker_loads_and_each_of_its_languages_is_asked(built, derived, m
     w = derived(built, rerank={"enabled": True, "languages": ["en"]}).warmup()
     assert w.languages == ("ko", "en") and w.reranker_s is not None
     assert "reranker" in w.parts()
-    assert scored[0] == QUESTIONS["ko"]  # the model itself, loaded and run once
-    assert QUESTIONS["en"] in scored[1:]  # then the English question reranked end to end
+    assert scored[0] == questions()["ko"]  # the model itself, loaded and run once
+    assert questions()["en"] in scored[1:]  # then the English question reranked end to end
 
 
 def test_an_llm_backend_is_not_asked(built, derived):

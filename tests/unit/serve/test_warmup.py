@@ -11,7 +11,7 @@ import httpx
 from rag.config import load_config
 from rag.errors import ModelLoadError
 from rag.pipeline import Pipeline
-from rag.pipeline.warmup import QUESTIONS
+from rag.pipeline.warmup import questions
 from tests.conftest import write_config
 
 Q = "연차 휴가는 며칠인가요?"
@@ -76,7 +76,7 @@ def test_not_ready_until_the_warm_up_question_was_answered(tmp_path, caplog):
     ready = [m for m in messages if m.startswith("ready: index")]
     assert ready and "warmed up in" in ready[0]
     # The warm-up question is no request: no request line, no log line carries it.
-    assert not any(QUESTIONS["ko"] in m or QUESTIONS["en"] in m for m in messages)
+    assert not any(questions()["ko"] in m or questions()["en"] in m for m in messages)
     assert sum(1 for rec in caplog.records if rec.getMessage() == "request" and rec.path == "/v1/answer") == 2
 
 
