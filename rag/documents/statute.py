@@ -7,20 +7,22 @@ their own (``##### 제3조 (개인정보 보호 원칙)``, where a print runs th
 ``제3조(개인정보 보호 원칙) ① …``) and a paragraph opens with its mark in bold (``**①**``). A
 PDF, DOCX, HTML, HWP or HWPX statute is written the same way (:class:`rag.documents.assemble.TextAssembler`),
 whatever its font sizes or styles, so its chunks are the same text as the same statute given as
-markdown, and embed the same. (The unit patterns are :mod:`rag.text.structure`'s, which parses
-what is written here; the documents stage may not import it.)
+markdown, and embed the same. (The unit patterns are :mod:`rag.lang.ko.statute`'s, shared with :mod:`rag.text.structure`,
+which parses what is written here.)
 """
 from __future__ import annotations
 
 import re
 
-HEADING_LEVELS = {"편": 1, "장": 2, "절": 3, "관": 4, "조": 5}
-ARTICLE_LEVEL = HEADING_LEVELS["조"]
+from rag.lang.ko import statute as ko_statute
+
+HEADING_LEVELS = ko_statute.HEADING_LEVELS
+ARTICLE_LEVEL = HEADING_LEVELS[ko_statute.ARTICLE_RANK]
 
 # an article's label and title, followed by a space or the end (``제5조(정의)에 따른`` is a reference)
-_ARTICLE = re.compile(r"[ \t]*(제\s*\d+\s*조(?:\s*의\s*\d+)?)[ \t]*(\((?:[^()\n\f]|\([^()\n\f]*\)){1,100}\))(?=\s|$)")
-_PART = re.compile(r"[ \t]*제\s*\d+\s*(편|장|절|관)(?:\s*의\s*\d+)?(?:[ \t]+[^\n\f]*?)?[ \t\r]*$")
-_LEADING_MARK = re.compile(r"([\u2460-\u2473\u3251-\u325f\u32b1-\u32bf])(?=[ \t])")
+_ARTICLE = re.compile(rf"[ \t]*({ko_statute.ARTICLE_LABEL_TEXT})[ \t]*({ko_statute.ARTICLE_TITLE})(?=\s|$)")
+_PART = re.compile(rf"[ \t]*{ko_statute.PART_LABEL_RANK}(?:[ \t]+[^\n\f]*?)?[ \t\r]*$")
+_LEADING_MARK = re.compile(rf"([{ko_statute.PARAGRAPH_MARKS}])(?=[ \t])")
 
 
 def split_article(text: str) -> tuple[str, int] | None:

@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Literal
 
 from rag.lang import HANGUL_SYLLABLE
+from rag.lang.ko import statute as ko_statute
 
 __all__ = ["HANGUL_ENUMERATORS", "LEVEL_CONTINUE", "LEVEL_ITEM", "LEVEL_PARAGRAPH", "LEVEL_SECTION", "LEVEL_SUBITEM",
            "Locator", "MIN_WRAP_WIDTH", "Mark", "NOTE", "PARAGRAPH_MARKS", "SENTENCE_PUNCT", "SMALL_TEXT",
@@ -26,31 +27,26 @@ __all__ = ["HANGUL_ENUMERATORS", "LEVEL_CONTINUE", "LEVEL_ITEM", "LEVEL_PARAGRAP
 SegmentKind = Literal["heading", "article", "paragraph", "item", "note", "sentence"]
 SENTENCE_PUNCT = ".!?…。！？"
 
-# Paragraph marks ①..⑳, ㉑..㉟, ㊱..㊿.
-PARAGRAPH_MARKS = "\u2460-\u2473\u3251-\u325f\u32b1-\u32bf"
-HANGUL_ENUMERATORS = "가나다라마바사아자차카타파하"
+PARAGRAPH_MARKS = ko_statute.PARAGRAPH_MARKS
+HANGUL_ENUMERATORS = ko_statute.ENUMERATORS
 
 # Line-start structure (matched against one line, without its newline).
 _MD_HEADING = re.compile(r"[ ]{0,3}(#{1,6})[ \t]+(\S[^\n\f]*?)(?:[ \t]+#+)?[ \t\r]*$")
-_ARTICLE_LABEL = re.compile(r"제\s*(\d+)\s*조(?:\s*의\s*(\d+))?")
-_PART_LABEL = re.compile(r"제\s*(\d+)\s*(편|장|절|관)(?:\s*의\s*(\d+))?")
-_PART_LINE = re.compile(r"[ \t]*(제\s*\d+\s*(?:편|장|절|관)(?:\s*의\s*\d+)?)(?:[ \t]+([^\n\f]*?))?[ \t\r]*$")
-_ARTICLE_LINE = re.compile(r"[ \t]*(제\s*\d+\s*조(?:\s*의\s*\d+)?)[ \t]*(\((?:[^()\n\f]|\([^()\n\f]*\)){1,100}\))")
+_ARTICLE_LABEL = re.compile(ko_statute.ARTICLE_LABEL)
+_PART_LABEL = re.compile(ko_statute.PART_LABEL)
+_PART_LINE = re.compile(rf"[ \t]*({ko_statute.PART_LABEL_TEXT})(?:[ \t]+([^\n\f]*?))?[ \t\r]*$")
+_ARTICLE_LINE = re.compile(rf"[ \t]*({ko_statute.ARTICLE_LABEL_TEXT})[ \t]*({ko_statute.ARTICLE_TITLE})")
 _PARA_MARK = re.compile(rf"[ \t]*(?:\*\*([{PARAGRAPH_MARKS}])\*\*|([{PARAGRAPH_MARKS}]))(?=[ \t\r]|$)")
 _ITEM = re.compile(
-    rf"[ \t]*(?:(\d{{1,3}}(?:의\d{{1,2}})?)\\?\.|([{HANGUL_ENUMERATORS}])\\?\.|\(?(\d{{1,2}}|[{HANGUL_ENUMERATORS}])\)"
+    rf"[ \t]*(?:({ko_statute.ITEM_NUMBER})\\?\.|([{HANGUL_ENUMERATORS}])\\?\.|\(?(\d{{1,2}}|[{HANGUL_ENUMERATORS}])\)"
     r"|([-*+•○●◦▪■□※]))(?=[ \t\r]|$)"
 )
 _HARD_LINE = re.compile(r"[ \t]*(?:\||```|~~~)")  # table rows and code fences: one unit per line
 
 # An amendment note: <개정 2024. 6. 28.>, ‹신설 …›, 〈…〉, <2021.5.25>, [본조신설 …], [유효기간 …]. The one
 # definition: the facts windows and the extractive generator's answer text use it too (NOTE).
-NOTE = re.compile(
-    r"[<‹〈]\s*(?:개정|신설|삭제|전문개정|제목개정|본조신설|타법개정|종전|시행일|\d{4}\s*\.)[^<>‹›〈〉\f]{0,300}[>›〉]"
-    r"|\[\s*(?:본조|제목개정|전문개정|제목신설|종전|시행일|한시법|제목변경|신설|개정|타법개정|유효기간)"
-    r"[^\[\]\f]{0,300}\]"
-)
-_REFERENCE_NEXT = re.compile(r"(?:및|또는|내지|부터|까지|에서|에|의|와|과|ㆍ|·|,)(?:\s|$)")
+NOTE = re.compile(ko_statute.NOTE)
+_REFERENCE_NEXT = re.compile(ko_statute.REFERENCE_NEXT)
 _BRACKETS = {"(": ")", "[": "]", "{": "}", "<": ">", "‹": "›", "「": "」", "『": "』", "“": "”", "‘": "’",
              "〈": "〉", "《": "》", "（": "）", "［": "］", "【": "】", "〔": "〕", "｛": "｝"}
 _CLOSING = frozenset(_BRACKETS.values())
@@ -79,12 +75,12 @@ class Locator:
             return ""
         out = self.article
         if self.paragraph:
-            out += f"제{_circled_number(self.paragraph)}항"
+            out += ko_statute.paragraph_label(_circled_number(self.paragraph))
         if self.item:
-            num, _, sub = self.item.rstrip(".").partition("의")
-            out += f"제{num}호" + (f"의{sub}" if sub else "")
+            num, _, sub = self.item.rstrip(".").partition(ko_statute.ITEM_SUB)
+            out += ko_statute.item_label(num, sub)
         if self.subitem:
-            out += f"{self.subitem.rstrip('.')}목"
+            out += ko_statute.subitem_label(self.subitem.rstrip("."))
         return out
 
     def describe(self, separator: str = " > ") -> str:
@@ -151,12 +147,12 @@ def display_width(s: str) -> int:
 
 def _article_label(s: str) -> str:
     m = _ARTICLE_LABEL.match(s)
-    return f"제{m.group(1)}조" + (f"의{m.group(2)}" if m.group(2) else "") if m else ""
+    return ko_statute.article_label(m.group(1), m.group(2)) if m else ""
 
 
 def _part_label(s: str) -> str:
     m = _PART_LABEL.match(s)
-    return f"제{m.group(1)}{m.group(2)}" + (f"의{m.group(3)}" if m.group(3) else "") if m else ""
+    return ko_statute.part_label(m.group(1), m.group(2), m.group(3)) if m else ""
 
 
 def _heading_text(s: str) -> str:
@@ -222,7 +218,7 @@ def _build_parse(text: str) -> Structure:
         m = _PART_LINE.match(line)
         if m and not re.search(r"[.!?。]", NOTE.sub("", m.group(2) or "")) and len(line.strip()) <= 80:
             pl = _PART_LABEL.match(m.group(1))
-            label, depth = _part_label(m.group(1)), {"편": 1, "장": 2, "절": 3, "관": 4}[pl.group(2)]
+            label, depth = _part_label(m.group(1)), ko_statute.HEADING_LEVELS[pl.group(2)]
             end = ls + len(line.rstrip())
             marks.append(Mark(ls + m.start(1), "heading", label, LEVEL_SECTION, _heading_text(line), depth, end))
             sealed.append((ls + m.start(1), end))
@@ -400,7 +396,7 @@ def locate(text: str, offset: int) -> Locator:
     return locator_at(parse_structure(text), offset)
 
 
-_LABEL = re.compile(r"(제\d+조(?:의\d+)?)(?:제(\d+)항)?(?:제(\d+)호(?:의(\d+))?)?(?:([가-하])목)?")
+_LABEL = re.compile(ko_statute.CITATION_LABEL)
 
 
 def refine_locator(base: str, text: str, offset: int) -> str:
@@ -416,7 +412,7 @@ def refine_locator(base: str, text: str, offset: int) -> str:
     if not m:
         return base
     circled = _circled_char(int(m.group(2))) if m.group(2) else ""
-    item = f"{m.group(3)}" + (f"의{m.group(4)}" if m.group(4) else "") + "." if m.group(3) else ""
+    item = f"{m.group(3)}" + (f"{ko_statute.ITEM_SUB}{m.group(4)}" if m.group(4) else "") + "." if m.group(3) else ""
     subitem = f"{m.group(5)}." if m.group(5) else ""
     if loc.paragraph:
         circled, item, subitem = loc.paragraph, loc.item, loc.subitem
