@@ -241,7 +241,7 @@ class GenerationConfig(Section):
     extractive_section_margin: int = Field(2, ge=0)
     # What the user reads when the answer is insufficient_evidence (gate, no context, the model's own
     # abstention, validation give-up), by the question's language; "default" for any other language.
-    abstention_messages: dict[str, str] = Field(default_factory=lambda: dict(ABSTENTION_MESSAGES))
+    abstention_messages: dict[str, str] = Field(default_factory=_abstention_messages)
 
     @model_validator(mode="after")
     def _default_message(self) -> "GenerationConfig":

@@ -36,7 +36,7 @@ class RagConfig(Section):
     context: ContextConfig = ContextConfig()
     rerank: RerankConfig = RerankConfig()
     gate: GateConfig = GateConfig()
-    generation: GenerationConfig = GenerationConfig()
+    generation: GenerationConfig = Field(default_factory=GenerationConfig)  # its abstention messages: the profiles registered by then
     validation: ValidationConfig = ValidationConfig()
     security: SecurityConfig = SecurityConfig()
     conversation: ConversationConfig = ConversationConfig()
