@@ -37,6 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from rag.answer.contract import Violation
 from rag.context.builder import ContextBlock
 from rag.lang import detect_language
+from rag.lang.ko.answers import ONLY_LIMIT_EXAMPLE
 from rag.text.conditions import asks_actual, bounded
 from rag.text.question_analysis import QuestionAnalysis, fitting, holds_fact, states_counter
 from rag.text.sentences import marker_ids, strip_markers
@@ -85,8 +86,8 @@ def addressing_violations(question: QuestionAnalysis, sentences: Sequence[str],
     if question.asked_numbers and asks_actual(question.text) and not any(
             not bounded(t, q) for p in question.asked_numbers for t in texts for q in fitting(p.kind, p.grain, t)):
         out.append(Violation("does_not_address", "the question asks for the value actually applied, but the answer "
-                             "states only a limit (\"1억원 이하\"); answer with the sentence that states the value, "
-                             "or use status insufficient_evidence"))
+                             f"states only a limit (\"{ONLY_LIMIT_EXAMPLE}\"); answer with the sentence that states "
+                             "the value, or use status insufficient_evidence"))
     if not question.key_terms or not cited:
         return out
     langs = {detect_language(b.text) for b in cited}

@@ -57,6 +57,8 @@ from rag.answer.units import (QUESTION_TERMS, SentenceScorer, Unit, case_numbers
                               rule_scores, section_terms, unit_signals)
 from rag.config import GenerationConfig, ValidationConfig
 from rag.context.builder import ContextBundle
+from rag.lang.en import answers as en_answers
+from rag.lang.ko import answers as ko_answers
 from rag.text.facts import extract_quantities
 from rag.text.question_analysis import QuestionAnalysis, analyze_question, holds_fact
 from rag.text.questions import QUANTITY_KINDS, wanted_fact
@@ -74,14 +76,12 @@ _Unit = Unit  # the name used before the units moved to rag.answer.units
 lexical_question_scores = idf_recall  # the name used before units and models
 
 _HOSTILE_ARTIFACTS = ("[source tag removed]", "(ref S")
-_HEADING_PREFIX = re.compile(r"^\s*#{1,6}\s*|^\s*제\s*\d+\s*조(?:의\s*\d+)?\s*[(（][^)）]{0,80}[)）]\s*")
-_ENUMERATOR = re.compile(r"^\s*(?:[①-⑳]|\(\d{1,2}\)|\d{1,2}\s*\\?\.|[가-하]\s*\.)\s+")
+_HEADING_PREFIX = re.compile(r"^\s*#{1,6}\s*|" + ko_answers.ARTICLE_HEADING)
+_ENUMERATOR = re.compile(r"^\s*(?:[①-⑳]|\(\d{1,2}\)|\d{1,2}\s*\\?\.|" + ko_answers.ITEM_ENUMERATOR + r")\s+")
 _WORDCHAR = re.compile(r"[^\W_]")
-_ANNOUNCES = re.compile(r"다음\s*각\s*(?:호|목)|다음과\s*같|\bthe following\b", re.IGNORECASE)
+_ANNOUNCES = re.compile(ko_answers.ANNOUNCES + "|" + en_answers.ANNOUNCES, re.IGNORECASE)
 # A unit that says the value is set somewhere else: an appended table, a decree, a notice.
-DELEGATION = re.compile(r"별표\s*\d+|(?:대통령령|총리령|부령|법무부령|[가-힣]{1,10}부령|[가-힣]{1,6}규칙|고시|조례)(?:으로|로)\s*"
-                        r"정한다|정하는\s*바에\s*따른다|(?:이|가)\s*(?:따로\s*)?정한다|as (?:set|specified|determined) in "
-                        r"(?:the )?(?:annex|appendix|schedule)")
+DELEGATION = re.compile(ko_answers.DELEGATION + "|" + en_answers.DELEGATION)
 
 
 def clean_unit(raw: str) -> str:
@@ -343,7 +343,7 @@ class ExtractiveGenerator:
 
 
 _DRAWING = re.compile(r"[\u2500-\u257f]|<img\b", re.IGNORECASE)
-_DEFINES = re.compile(r"(?:이란|란|라 함은|이라 함은)\s.*(?:말한다|뜻한다)|\bmeans\b|\bis defined as\b")
+_DEFINES = re.compile(ko_answers.DEFINES + "|" + en_answers.DEFINES)
 _ABSTAIN = AnswerPayload(status="insufficient_evidence", answer="", citations=())
 
 

@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
+from rag.lang.ko.answers import SPAN_TAIL
 from rag.text.conditions import (Given, adjacent, against_limit, asks_bound, distance, echoes, given_values, governing,
                                  meets, within_bound)
 from rag.text.facts import extract_quantities
@@ -23,8 +24,7 @@ from rag.text.question_analysis import QuestionAnalysis, holds_fact
 from rag.text.questions import QUANTITY_KINDS
 
 # What follows a value in a statute and belongs to it: "2주일 이내", "500만원 이하의 과태료".
-_SPAN_TAIL = re.compile(r"^(?:\s*(?:이내|이하|이상|미만|초과|까지|전까지|이후|부터|전|후|간|동안))?"
-                        r"(?:의\s*(?:과태료|벌금|징역|금고|범위|금액))?")
+_SPAN_TAIL = re.compile(SPAN_TAIL)
 MAX_SPANS = 3
 
 

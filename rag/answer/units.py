@@ -22,7 +22,9 @@ from rag.config import GenerationConfig
 from rag.context.builder import ContextBundle
 from rag.errors import GenerationError
 from rag.text.conditions import Given, bracket, given_values
-from rag.lang import detect_language
+from rag.lang import OTHER, detect_language
+from rag.lang.en import answers as en_answers
+from rag.lang.ko import answers as ko_answers
 from rag.text.lexical import content_terms
 from rag.text.question_analysis import QuestionAnalysis, fitting_quantities, holds_fact
 
@@ -53,11 +55,7 @@ class Unit:
 
 # Question words and interrogative endings that an answer sentence does not repeat
 # (Hangul bigrams as the analyzer makes them, and a few English words).
-QUESTION_TERMS = frozenset({
-    "며칠", "얼마", "언제", "어디", "무엇", "누가", "누구", "어떻", "어떤", "어느", "인가", "가요", "나요", "까요", "니까", "는지", "인지", "은가",
-    "는가", "할까", "을까", "습니", "입니", "합니", "되나", "있나", "없나", "하나요", "엇인", "디인", "마인", "마나", "마까", "제인", "칠인",
-    "many", "much", "often", "long",
-})
+QUESTION_TERMS = ko_answers.QUESTION_TERMS | en_answers.QUESTION_TERMS
 
 
 def idf_recall(question: str, texts: Sequence[str]) -> list[float]:
@@ -110,7 +108,7 @@ def unit_signals(asked: QuestionAnalysis, bundle: ContextBundle, units: Sequence
     # A question in another language than its block (English about Korean text) shares no terms
     # with it: there the model's score is the whole score.
     qlang = detect_language(question)
-    cross_block = [detect_language(b.text) not in (qlang, "other") for b in bundle.blocks]
+    cross_block = [detect_language(b.text) not in (qlang, OTHER) for b in bundle.blocks]
     given = case_numbers(asked)
     fit = [kind_fit(asked, u.text, c.extractive_kind_penalty) * case_fit(u.text, given, c.extractive_kind_penalty)
            for u in units]

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from rag.bench.harness import ROOT, data_dir, read_jsonl, repo_path
 from rag.bench.measurement import Measurement, Outcome
+from rag.lang.ko import samples as ko_samples
 
 
 @dataclass(frozen=True)
@@ -58,10 +59,12 @@ def _parse(o: Options) -> dict[str, dict[str, float]]:
 def _articles(n: int) -> list[str]:
     corpus = data_dir() / "kolaw-dev" / "corpus.jsonl"
     texts = [d["text"] for d in read_jsonl(corpus)] if corpus.is_file() else []
-    arts = [a.strip() for t in texts for a in re.split(r"\n(?=#+ 제\d+조)", t) if "제" in a and len(a) > 80]
+    arts = [a.strip() for t in texts for a in re.split(ko_samples.ARTICLE_SPLIT, t)
+            if ko_samples.ARTICLE_WORD in a and len(a) > 80]
     if not arts:
-        arts = [f"# 제{i}조 (견본)\n\n이 조는 견본 규정 {i}의 내용으로, 신청은 {i % 30 + 1}일 이내에 한다." for i in range(1, 200)]
-    return [arts[i % len(arts)] + (f"\n\n(사본 {i // len(arts)})" if i >= len(arts) else "") for i in range(n)]
+        arts = [ko_samples.SAMPLE_ARTICLE.format(i=i, days=i % 30 + 1) for i in range(1, 200)]
+    return [arts[i % len(arts)] + (ko_samples.COPY_NOTE.format(n=i // len(arts)) if i >= len(arts) else "")
+            for i in range(n)]
 
 
 def _sync(o: Options) -> dict[str, float]:
@@ -84,7 +87,7 @@ def _sync(o: Options) -> dict[str, float]:
         one, none = [], []
         for k in range(o.repeats):
             target = folder / f"{(k * 37) % o.sync_files:04d}.md"
-            target.write_text(target.read_text(encoding="utf-8") + f"\n\n개정 {k}: 신청 기한은 {k + 10}일로 한다.\n",
+            target.write_text(target.read_text(encoding="utf-8") + ko_samples.EDIT_NOTE.format(k=k, days=k + 10),
                               encoding="utf-8")
             t0 = time.perf_counter()
             rep = sync_folder(p, folder)

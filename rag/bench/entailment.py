@@ -16,6 +16,7 @@ from pathlib import Path
 
 from rag.bench.harness import data_dir, repo_path
 from rag.bench.measurement import Measurement, Outcome
+from rag.lang.ko import samples as ko_samples
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ def run(o: Options) -> Outcome:
     for name, r in rates.items():
         for lab, v in r["today"].items():
             lines.append(f"| {name} | {lab} | {v['n']} | {v['accepted']:.3f} | {r['with_entailment'][lab]['accepted']:.3f} |")
-    pairs = [("공무원의 1주간 근무시간은 점심시간을 제외하고 40시간으로 한다.", "공무원은 주 40시간 근무한다.")] * 5
+    pairs = [ko_samples.ENTAILMENT_PAIR] * 5
     model.probabilities(pairs[:1])
     times = []
     for _ in range(20):

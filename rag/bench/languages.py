@@ -23,16 +23,12 @@ from pathlib import Path
 
 from rag.bench.harness import latency_summary, repo_path
 from rag.bench.measurement import Measurement, Outcome
+from rag.lang.en import samples as en_samples
+from rag.lang.ko import samples as ko_samples
 
-KO = ("연차 휴가는 며칠인가요?", "밀폐공간 진입 전에 무엇을 측정해야 하나요?", "야근할 때 식대는 얼마까지 청구할 수 있나요?",
-      "공장 안에서 지게차 최고 속도는 얼마인가요?", "업무용 이메일은 몇 년 동안 보관되나요?", "부산공장에서 화재가 나면 집결지는 어디인가요?")
-# The same Korean-only documents asked in English.
-EN_KO = ("How many days of annual leave do I get?", "What must be measured before entering a confined space?",
-         "How much can I claim for dinner when I work late?", "What is the top speed of a forklift inside the factory?",
-         "How many years are work emails kept?", "Where is the assembly point if a fire breaks out at the Busan plant?")
-EN = ("What is the per-diem limit for a domestic business trip?", "How often must passwords be changed?",
-      "Who approves expenses over 5,000,000 won?", "How many days per week can I work remotely?",
-      "What is the maximum payload of the HR-7 robot arm?", "How much is the annual training budget per employee?")
+KO = ko_samples.LANGUAGE_QUESTIONS
+EN_KO = en_samples.LANGUAGE_QUESTIONS_ON_KOREAN  # the same Korean-only documents asked in English
+EN = en_samples.LANGUAGE_QUESTIONS
 SETS = {"ko->ko": KO, "en->ko": EN_KO, "en->en": EN}
 RULES = {"shipped": {}, "before": {"rerank.passage_languages": ["en", "ko"]}}
 
@@ -69,7 +65,7 @@ def _rule(cfg, index_path: str, overrides: dict) -> dict[str, object]:
     from rag.pipeline import Pipeline
 
     p = Pipeline(cfg.with_overrides({**overrides, "index.path": index_path}))
-    for q in ("What is the warm-up question?", "준비 질문은 무엇인가요?"):  # loads for both languages
+    for q in (en_samples.LANGUAGE_WARMUP_QUESTION, ko_samples.LANGUAGE_WARMUP_QUESTION):  # loads for both languages
         p.answer(q)
     out: dict[str, object] = {}
     for name, questions in SETS.items():

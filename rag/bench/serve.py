@@ -24,6 +24,7 @@ from pathlib import Path
 from rag.bench.errors import BenchOptionError, MeasurementError
 from rag.bench.harness import ROOT, free_port, percentiles, repo_path, rss_mb
 from rag.bench.measurement import Measurement, Outcome
+from rag.lang.ko import samples as ko_samples
 
 MAX_DURATION_S = 900
 MAX_CLIENTS = 64
@@ -87,8 +88,8 @@ class _Load:
         with httpx.Client(base_url=self.url, timeout=180) as c:
             n = 0
             while not self.stop.is_set():
-                doc = {"id": f"load-{n}", "title": "부하 시험 문서",
-                       "text": f"부하 시험 문서 {n}: 회의실 {n % 7 + 1}번은 오전 {n % 5 + 8}시에 엽니다."}
+                doc = {"id": f"load-{n}", "title": ko_samples.LOAD_DOCUMENT_TITLE,
+                       "text": ko_samples.LOAD_DOCUMENT_TEXT.format(n=n, room=n % 7 + 1, hour=n % 5 + 8)}
                 t0 = time.perf_counter()
                 r = c.post("/v1/documents", json={"documents": [doc]})
                 self.writes.append(("add", r.status_code, time.perf_counter() - t0))

@@ -22,49 +22,13 @@ from pathlib import Path
 
 from rag.bench.harness import data_dir, latency_summary, read_jsonl
 from rag.bench.measurement import Measurement, Outcome
+from rag.lang.ko import samples as ko_samples
 
 TARGET_P50_MS = 2.0
 BLOCK_CHARS = 800
 
 # A stand-in statute (written for this benchmark), used when the kolaw-dev corpus is not there.
-SAMPLE = """##### 제1조 (목적)
-
-이 규정은 직원의 출장 여비와 휴가에 관한 사항을 정함을 목적으로 한다.
-
-##### 제2조 (여비의 정산)
-
-**①** 출장자는 출장을 마친 날의 다음 날부터 2주일 이내에 증거서류를 갖추어 회계 담당자에게 정산을 신청하여야 한다. <개정 2021.3.2>
-
-**②** 제1항에도 불구하고 국외 출장의 경우에는 30일 이내에 정산을 신청할 수 있다.
-
-**③** 회사 차량을 이용하여 출장하는 경우에는 교통비를 지급하지 아니한다.
-
-##### 제3조 (일비)
-
-**①** 일비는 1일 2만원으로 한다. 다만, 근무지 안의 출장으로서 4시간 미만인 경우에는 1만원을 지급한다.
-
-**②** 같은 곳에 15일을 초과하여 머무르는 경우에는 그 초과일수에 대하여 일비의 10분의 1을 뺀다.
-
-##### 제4조 (연가)
-
-**①** 직원의 연가 일수는 다음과 같다. <개정 2023.1.1>
-
-  1\\. 재직기간 1년 미만: 11일
-  2\\. 재직기간 1년 이상 3년 미만: 15일
-  3\\. 재직기간 3년 이상: 20일
-
-**②** 부서장은 연가 신청을 받았을 때에는 업무에 특별한 지장이 없으면 승인하여야 한다.
-
-**③** 연가는 반일 단위로 사용할 수 있으며, 반일 연가 2회는 연가 1일로 계산한다.
-
-##### 제5조 (병가)
-
-**①** 부서장은 직원이 질병으로 직무를 수행할 수 없을 때에는 연 60일의 범위에서 병가를 승인할 수 있다.
-
-**②** 병가 일수가 연간 6일을 초과하는 경우에는 의사의 진단서를 첨부하여야 한다.
-
-**③** 부정한 방법으로 병가를 받은 직원에게는 그 일수의 2배를 연가 일수에서 뺀다.
-"""
+SAMPLE = ko_samples.VALIDATION_STATUTE
 
 
 @dataclass(frozen=True)
@@ -108,7 +72,7 @@ def _bundle(blocks: list[str], rng: random.Random) -> dict:
     out = {}
     for k, i in enumerate(chosen):
         sid, text = f"S{k + 1}", blocks[i]
-        m = re.search(r"제\d+조(?:의\d+)?", text)
+        m = re.search(ko_samples.ARTICLE_LOCATOR, text)
         out[sid] = ContextBlock(sid, f"doc:{i}", f"doc{i}", "1", text, 0, len(text), False, len(text) // 2,
                                 1.0 - k / 10, k + 1, uri=f"https://law.example/{i}", locator=m.group(0) if m else "")
     return out

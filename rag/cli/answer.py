@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from rag.cli.common import announce_gate, cli_principal, cli_where, load_history, make_pipeline, progress_bar
+from rag.lang.ko.examples import DEMO_QUESTION
 
 
 def _print_candidates(result, limit: int) -> None:
@@ -178,7 +179,7 @@ def cmd_demo(args) -> int:
     if aurocs:
         print("gate AUROC (answerable vs not): " + ", ".join(f"{k.removeprefix('gate_auroc_')} {v:.3f}"
                                                             for k, v in aurocs.items() if v is not None))
-    print('one answer in full: rag ask "연차 휴가는 며칠인가요?"   (add --json for the trace)')
+    print(f'one answer in full: rag ask "{DEMO_QUESTION}"   (add --json for the trace)')
     return 0
 
 

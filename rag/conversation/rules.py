@@ -36,8 +36,12 @@ import re
 from collections.abc import Sequence
 
 from rag.conversation.model import Resolution, unchanged
+from rag.lang.en import ENGLISH
+from rag.lang.en import conversation as en_words
+from rag.lang.ko import conversation as ko_words
 from rag.text.analyzers import korean_morphemes
 from rag.text.question_analysis import analyze_question
+from rag.text.questions import OTHER_FACT
 from rag.types import Turn
 
 MAX_TOPIC_TERMS = 6
@@ -45,31 +49,25 @@ MAX_LAW_NAMES = 2
 
 # Words that point back to something said before, anywhere in the question (그 + a noun: 그 수당,
 # 그 은행, 그 통지; 거기 / 그쪽 / 그것; 그렇게 / 그런 …).
-_KO_ANAPHOR = re.compile(
-    r"(?:^|[\s,(])(?:그건|그것은|그것도|그것|그거|그게|그걸|이건|이거|이게|이것은|저건|거기|거기서|거기에|거기는|그곳|그쪽|"
-    r"그때|그럴\s*때|그렇게|그런|그러한|이런|이러한|같은\s*(?:경우|조건)|이\s*경우)")
-_KO_THAT_NOUN = re.compile(r"(?:^|[\s,(])그\s+([가-힣]{2,})")
+_KO_ANAPHOR = re.compile(ko_words.ANAPHOR)
+_KO_THAT_NOUN = re.compile(ko_words.THAT_NOUN)
 # Openers that continue the previous question: a strong one always does; a weak one only when
 # the question asks nothing itself or names at most one topic.
-_KO_STRONG_OPENER = re.compile(r"^(?:그럼|그러면|그렇다면|그렇게|반대로|그\s*다음|만약에?|만일)(?=[\s,]|$)[\s,]*")
-_KO_CONNECTIVE = re.compile(r"^(?:그럼|그러면|그렇다면|그렇게|반대로|그\s*다음|만약에?|만일|그런데|근데|그리고|그래서|또는|또|혹시|"
-                            r"아니면)(?=[\s,]|$)[\s,]*")
+_KO_STRONG_OPENER = re.compile(ko_words.STRONG_OPENER)
+_KO_CONNECTIVE = re.compile(ko_words.CONNECTIVE)
 # A decree or rule named without its law: "시행령에서는 …", "이 법에서는 …".
-_KO_UNNAMED_LAW = re.compile(r"(?:^|\s)(?:시행령|시행규칙|이\s*법|그\s*법|법에서|법률에서|법에는|규정에서)")
-_KO_ELLIPSIS = re.compile(r"(?:은|는|이|가|도|에는|에서는|으로는|로는|에게는|한테는|이면|면|라면|이라면|일\s*때는?|의\s*경우는?|경우는?)"
-                          r"\s*요\s*[?？]?\s*$")
-_KO_ASKS = re.compile(r"무엇|뭐|뭔|어디|어떻|어떤|어느|왜|누구|누가|언제|몇|얼마|며칠|(?:인가|은가|는가|나|까|니|죠|지)요?\s*[?？]?\s*$")
-_EN_CONNECTIVE = re.compile(r"^(?:and\s+what\s+about|what\s+about|how\s+about|and\s+if|what\s+if|and\s+for|same\s+for|"
-                            r"and|but|so|then|also|or)\b[\s,]*", re.IGNORECASE)
-_EN_PRONOUN = re.compile(r"\b(?:it|that|this|those|these|they|them|there|its|their)\b", re.IGNORECASE)
-_KO_DECREE = re.compile(r"시행령|시행규칙")
+_KO_UNNAMED_LAW = re.compile(ko_words.UNNAMED_LAW)
+_KO_ELLIPSIS = re.compile(ko_words.ELLIPSIS)
+_KO_ASKS = re.compile(ko_words.ASKS)
+_EN_CONNECTIVE = re.compile(en_words.CONNECTIVE, re.IGNORECASE)
+_EN_PRONOUN = re.compile(en_words.PRONOUN, re.IGNORECASE)
+_KO_DECREE = re.compile(ko_words.DECREE)
 # A value with its unit (25년, 30일, 6개월, 10만원, 80퍼센트): a follow-up that gives one changes the condition.
-_QUANTITY = re.compile(r"(\d+(?:[.,]\d+)?)\s*(개월|년|달|주일|주|일|시간|분|억\s*원|만\s*원|원|살|세|명|퍼센트|%|배|회|번)")
-_LAW_NAME = re.compile(r"「([^」]{2,40})」|([가-힣]{2,30}(?:법률|법|시행령|시행규칙|규정|규칙))(?=[\s,.·이의에은는을를과와상]|$)")
+_QUANTITY = re.compile(ko_words.QUANTITY)
+_LAW_NAME = re.compile(ko_words.LAW_NAME)
 _PREDICATE_TAGS = frozenset({"VV", "VA", "XSV", "XSA"})
 # Key terms the analyzer keeps that carry no topic (만약 and 만일 it drops itself).
-_NOT_TOPIC = frozenset({"혹시", "그럼", "그러면", "그건", "그거", "경우", "about", "must", "should", "can",
-                        "could", "would", "will", "what", "which", "when", "how", "then", "also", "there", "does"})
+_NOT_TOPIC = ko_words.NOT_TOPIC | en_words.NOT_TOPIC
 
 
 def own_terms(question: str) -> list[str]:
@@ -91,8 +89,8 @@ def dependence(question: str) -> str:
     q = " ".join(question.split())
     a = analyze_question(q)
     terms = own_terms(q)
-    asks = a.kind != "other"
-    if a.language == "en":
+    asks = a.kind != OTHER_FACT
+    if a.language == ENGLISH.code:
         words = re.findall(r"[A-Za-z0-9']+", q)
         if _EN_CONNECTIVE.match(q) and (len(terms) <= 2 or not asks):
             return f"opens with {_EN_CONNECTIVE.match(q).group(0).strip()!r}"
@@ -102,13 +100,13 @@ def dependence(question: str) -> str:
             return "a fragment"
     else:
         if _KO_ANAPHOR.search(q) or _points_back(q):
-            return "refers back (그건 / 그 수당 / 거기)"
+            return ko_words.REFERS_BACK_REASON
         if _KO_STRONG_OPENER.match(q) or (_KO_CONNECTIVE.match(q) and (len(terms) <= 1 or not asks)):
             return f"opens with {_KO_CONNECTIVE.match(q).group(0).strip(' ,')!r}"
         if _KO_UNNAMED_LAW.search(q) and not _law_names(q):
             return "names a decree or the law without naming the law"
         if not asks and _KO_ELLIPSIS.search(q) and not _KO_ASKS.search(q) and len(terms) <= 3:
-            return "an ellipsis (…은요?)"
+            return ko_words.ELLIPSIS_REASON
     if not terms:
         return "no content term of its own"
     return ""
@@ -121,9 +119,9 @@ def elliptical(question: str) -> bool:
     있어요?``, which asks yes or no about a predicate of its own."""
     q = " ".join(question.split())
     a = analyze_question(q)
-    if a.kind != "other":
+    if a.kind != OTHER_FACT:
         return False
-    if a.language == "en":
+    if a.language == ENGLISH.code:
         return True
     return bool(_KO_ELLIPSIS.search(q) and not _KO_ASKS.search(q)) or _no_predicate(q)
 
@@ -145,8 +143,8 @@ def _core(question: str) -> str:
     """An ellipsis without its opening connective and its closing ``요?`` (``그럼 신입사원은요?`` →
     ``신입사원은``; ``What about new hires?`` → ``new hires``)."""
     q = " ".join(question.split())
-    q = _EN_CONNECTIVE.sub("", q) if analyze_question(q).language == "en" else _KO_CONNECTIVE.sub("", q)
-    q = re.sub(r"\s*요\s*[?？]?\s*$", "", q)
+    q = _EN_CONNECTIVE.sub("", q) if analyze_question(q).language == ENGLISH.code else _KO_CONNECTIVE.sub("", q)
+    q = re.sub(ko_words.CLOSING_YO, "", q)
     return q.rstrip(" ?？")
 
 
@@ -185,7 +183,7 @@ def _laws_for(question: str, previous: str, answer: str, text: str) -> list[str]
         return [n for n in _law_names(answer) if n not in text][:MAX_LAW_NAMES]
     out: list[str] = []
     for name in _law_names(answer) + _law_names(previous):
-        base = re.sub(r"\s*(?:시행령|시행규칙)$", "", name)
+        base = re.sub(ko_words.DECREE_SUFFIX, "", name)
         joined = name if name.endswith(decree.group(0)) else f"{base} {decree.group(0)}"
         if joined not in out and joined not in text:
             out.append(joined)

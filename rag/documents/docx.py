@@ -27,6 +27,8 @@ from typing import Any, Iterable
 from rag.documents.assemble import TextAssembler
 from rag.documents.model import Extracted, Format
 from rag.errors import CorruptFileError, DependencyError, EncryptedFileError, UnsupportedFileError
+from rag.lang.en import documents as en_documents
+from rag.lang.ko import documents as ko_documents
 
 logger = logging.getLogger(__name__)
 
@@ -34,17 +36,19 @@ _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ZIP_MAGIC = b"PK\x03\x04"
-_HEADING_NAME = re.compile(r"^(?:heading|제목|titre|überschrift|título|titolo|kop|見出し|标题)\s*([1-9])$", re.I)
-_TITLE_NAME = re.compile(r"^(?:title|제목)$", re.I)
-_TOC_NAME = re.compile(r"^(?:toc|목차|table of contents)\s*\d*$|^toc heading$", re.I)
-_LIST_NAME = re.compile(r"list|목록", re.I)
+_HEADING_NAME = re.compile(rf"^(?:{en_documents.DOCX_HEADING_STYLE}|{ko_documents.DOCX_HEADING_STYLE}"
+                           r"|titre|überschrift|título|titolo|kop|見出し|标题)\s*([1-9])$", re.I)
+_TITLE_NAME = re.compile(f"^(?:{en_documents.DOCX_TITLE_STYLE}|{ko_documents.DOCX_TITLE_STYLE})$", re.I)
+_TOC_NAME = re.compile(f"^(?:{en_documents.DOCX_TOC_STYLE}|{ko_documents.DOCX_TOC_STYLE}"
+                       f"|{en_documents.DOCX_TOC_STYLE_LONG})" r"\s*\d*$" f"|^{en_documents.DOCX_TOC_HEADING}$", re.I)
+_LIST_NAME = re.compile(f"{en_documents.DOCX_LIST_STYLE}|{ko_documents.DOCX_LIST_STYLE}", re.I)
 # Text-bearing elements of a paragraph, and subtrees that hold no visible text.
 _SKIP = frozenset(_W + t for t in ("del", "moveFrom", "pPr", "rPr", "delText", "instrText", "fldData", "rt",
                                    "sectPr")) | {_MC_FALLBACK}
 _CIRCLED = "".join(chr(0x2460 + i) for i in range(20))
-_GANADA = "가나다라마바사아자차카타파하"
-_CHOSUNG = "ㄱㄴㄷㄹㅁㅂㅅㅇㅈㅊㅋㅌㅍㅎ"
-_KOREAN_DIGITS = "일이삼사오육칠팔구십"
+_GANADA = ko_documents.GANADA
+_CHOSUNG = ko_documents.CHOSUNG
+_KOREAN_DIGITS = ko_documents.DIGITS
 
 
 def _val(el: Any, child: str) -> str | None:

@@ -7,9 +7,12 @@ import re
 from typing import Protocol, Sequence, Union
 
 from rag.documents.assemble import TextAssembler, clean
+from rag.lang.en import documents as en_documents
+from rag.lang.ko import documents as ko_documents
 
 MAX_HEADING_CHARS = 120  # an outline-styled paragraph longer than this stays a paragraph
-OUTLINE_STYLE = re.compile(r"^\s*(?:개요|outline)\s*(\d+)\s*$", re.IGNORECASE)
+OUTLINE_STYLE = re.compile(rf"^\s*(?:{ko_documents.HWP_OUTLINE_STYLE}|{en_documents.HWP_OUTLINE_STYLE})\s*(\d+)\s*$",
+                           re.IGNORECASE)
 _OPENING_CHARS = 2000
 
 

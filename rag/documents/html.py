@@ -25,6 +25,8 @@ from html.parser import HTMLParser
 from rag.documents.assemble import TextAssembler
 from rag.documents.model import BlockKind, Extracted, Format
 from rag.documents.plain import decode_text
+from rag.lang.en import documents as en_documents
+from rag.lang.ko import documents as ko_documents
 
 logger = logging.getLogger(__name__)
 
@@ -55,9 +57,10 @@ _FURNITURE_ROLES = frozenset("navigation banner contentinfo complementary search
                              "alertdialog".split())
 _MARK_SUBSTRINGS = ("breadcrumb", "cookie", "consent", "gdpr", "sidebar", "side-bar", "side_bar", "skip",
                     "navbar", "navigation", "menu", "social", "footer", "masthead", "gnb", "lnb", "snb",
-                    "바로가기", "메뉴", "쿠키", "이동경로", "공유하기")
+                    *ko_documents.HTML_FURNITURE_WORDS)
 _MARK_TOKENS = frozenset("nav navi toc sns util utility crumbs share shares sharing sharebar sharebox sharebuttons "
                          "sharethis addthis".split())
+_SKIP_LINK_WORDS = (*en_documents.HTML_SKIP_LINK_WORDS, *ko_documents.HTML_SKIP_LINK_WORDS)
 _HEADER_TOKENS = frozenset("header banner".split())  # a header that holds the page's h1 is content
 _SR_ONLY = frozenset("sr-only screen-reader-text visually-hidden visuallyhidden blind a11y-hidden".split())
 _TOKEN_SPLIT = re.compile(r"[^a-z0-9]+")
@@ -152,7 +155,7 @@ def _skip_link(node: _Node) -> bool:
     if node.tag != "a" or not node.attrs.get("href", "").startswith("#"):
         return False
     text = node.text().lower()
-    return any(w in text for w in ("skip to", "jump to", "바로가기", "건너뛰기"))
+    return any(w in text for w in _SKIP_LINK_WORDS)
 
 
 def _hidden(node: _Node) -> bool:

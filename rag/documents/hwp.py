@@ -38,6 +38,7 @@ from rag.documents.assemble import TextAssembler, clean
 from rag.documents.hangul import OUTLINE_STYLE, HangulBody, pick_title
 from rag.documents.model import Extracted
 from rag.errors import CorruptFileError, DependencyError, EncryptedFileError, UnsupportedFileError
+from rag.lang.ko import documents as ko_documents
 
 logger = logging.getLogger(__name__)
 
@@ -211,7 +212,8 @@ def _file_header(ole: Any, name: str) -> tuple[int, str]:
         raise UnsupportedFileError(f"{name}: HWP version {text} is not HWP 5; save it from Hangul as HWP, HWPX or "
                                    "PDF and index that", file=name)
     if props & (_FLAG_DISTRIBUTION | _FLAG_DRM | _FLAG_CERT_DRM) or ole.exists("ViewText"):
-        raise EncryptedFileError(f"{name}: a distribution (배포용) or DRM-protected HWP document, whose text is "
+        raise EncryptedFileError(f"{name}: a distribution ({ko_documents.HWP_DISTRIBUTION}) or DRM-protected HWP "
+                                 "document, whose text is "
                                  "encrypted; open it in Hangul and save it as a normal HWP, HWPX or PDF (the author's "
                                  "permission may be needed), then index that copy", file=name)
     if props & (_FLAG_PASSWORD | _FLAG_CERT_ENCRYPTED):

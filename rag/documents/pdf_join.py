@@ -26,15 +26,18 @@ import threading
 from functools import lru_cache
 from typing import Sequence
 
+from rag.lang.ko import documents as ko_documents
+
 log = logging.getLogger(__name__)
 
 OPENING = frozenset("([{「『<〈《【〔")
 CLOSING = frozenset(")]}」』>〉》】〕")
-ATTACH_LEFT = frozenset(".,:;!?%ㆍ·…’”")  # written right after the previous character
+_MIDDLE_DOTS = ko_documents.PDF_MIDDLE_DOT + "·"  # attach on both sides
+ATTACH_LEFT = frozenset(".,:;!?%" + _MIDDLE_DOTS + "…’”")  # written right after the previous character
 SPACE_AFTER = frozenset(",;:!?")
 _HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
 _LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
-_BRANCH = re.compile(r"제\d+(?:편|장|절|관|조|항|호|목)의$")
+_BRANCH = re.compile(ko_documents.PDF_BRANCH_LABEL)
 _NOUNISH = frozenset({"NNG", "NNP", "XR", "NR", "SN", "SL", "SH"})
 _MARGIN = 0.5  # kiwipiepy log-score by which the joined reading must win
 _lock = threading.Lock()
@@ -49,7 +52,7 @@ def char_rule(left: str, right: str) -> bool | None:
     a, b = left[-1], right[0]
     if b in CLOSING or b in ATTACH_LEFT:
         return False
-    if a in "ㆍ·" or a in OPENING:
+    if a in _MIDDLE_DOTS or a in OPENING:
         return False
     if a == '"':  # an odd count so far: the quote at the end opens
         return None if left.count('"') % 2 == 0 and hangul(b) else left.count('"') % 2 == 0

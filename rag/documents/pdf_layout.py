@@ -17,12 +17,16 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from rag.documents.assemble import clean
+from rag.lang.en import documents as en_documents
+from rag.lang.ko import documents as ko_documents
 
 _SOFT_HYPHEN = ("\u00ad", "\x02")
 CELL_GAP = 1.5  # a gap wider than this many font sizes, without a glyph in it, parts two cells
+_OUT_OF = "(?:/|" + en_documents.PDF_PAGE_OF + ")"  # 3/10, 3 of 10
 _PAGE_NUMBER = re.compile(
-    r"^(?:[-–—~]\s*\d{1,4}\s*[-–—~]|[(\[]\s*\d{1,4}\s*[)\]]|\d{1,4}\s*(?:/|of)\s*\d{1,4}"
-    r"|(?:page|p\.?)\s*\d{1,4}(?:\s*(?:/|of)\s*\d{1,4})?|\d{1,4}\s*(?:쪽|페이지|면)"
+    r"^(?:[-–—~]\s*\d{1,4}\s*[-–—~]|[(\[]\s*\d{1,4}\s*[)\]]|\d{1,4}\s*" + _OUT_OF + r"\s*\d{1,4}"
+    r"|(?:" + en_documents.PDF_PAGE_WORDS + r")\s*\d{1,4}(?:\s*" + _OUT_OF + r"\s*\d{1,4})?"
+    r"|\d{1,4}\s*(?:" + ko_documents.PDF_PAGE_SUFFIXES + ")"
     r"|[-–—]?\s*\d{1,4}\s*[-–—]?)$", re.IGNORECASE)
 
 

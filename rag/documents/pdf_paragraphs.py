@@ -31,15 +31,15 @@ from rag.documents.assemble import TextAssembler
 from rag.documents.model import BlockKind
 from rag.documents.pdf_join import decide_spaces
 from rag.documents.pdf_layout import Line, TableCell
+from rag.lang.ko import documents as ko_documents
 
 log = logging.getLogger(__name__)
 
-UNIT_START = re.compile(r"^(?:제\s*\d+\s*조(?:\s*의\s*\d+)?\s*\(|[\u2460-\u2473\u3251-\u325f])")
+UNIT_START = re.compile(r"^(?:" + ko_documents.PDF_ARTICLE_START + r"|[\u2460-\u2473\u3251-\u325f])")
 # Starts that also occur inside a sentence (``…정한`` | ``다. <신설>``, ``이 법`` | ``제2장 및``):
 # a new block only where the previous line did not run to the margin.
-WEAK_START = re.compile(r"^(?:제\s*\d+\s*(?:편|장|절|관)(?:\s*의\s*\d+)?(?:\s|$)|부\s*칙(?:\s|<|$)"
-                        r"|별표\s*\d*(?:\s|$)|[가나다라마바사아자차카타파하]\.\s)")
-LIST_START = re.compile(r"^(?:\d{1,3}\.(?!\d)\s|[가나다라마바사아자차카타파하]\.\s|\(\d{1,2}\)\s"
+WEAK_START = re.compile("^(?:" + ko_documents.PDF_WEAK_START + ")")
+LIST_START = re.compile(r"^(?:\d{1,3}\.(?!\d)\s|" + ko_documents.PDF_LETTER_ITEM + r"|\(\d{1,2}\)\s"
                         r"|[•◦▪●○■□‐\-–]\s)")
 _BOX = re.compile(r"[\u2500-\u257f]")
 Verdict = Literal["space", "join", "hard", "open"]

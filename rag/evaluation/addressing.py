@@ -49,6 +49,7 @@ from rag.errors import DatasetError
 from rag.evaluation.answer_dataset import AnswerQuestion, CurrentDocument, current_documents, load_answer_dataset
 from rag.evaluation.answer_scoring import normalize_fact_text
 from rag.evaluation.claims import load_claims
+from rag.lang.ko.statute import ITEM_NUMBER
 from rag.text.sentences import answer_sentences
 from rag.text.structure import HANGUL_ENUMERATORS, NOTE, PARAGRAPH_MARKS, locate
 
@@ -61,7 +62,7 @@ MARKER = " [S1]"
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _LEADING_ENUMERATOR = re.compile(
-    rf"^(?:[{PARAGRAPH_MARKS}]|\d{{1,3}}(?:의\d{{1,2}})?\.|[{HANGUL_ENUMERATORS}]\.)(?=\s|$)\s*")
+    rf"^(?:[{PARAGRAPH_MARKS}]|{ITEM_NUMBER}\.|[{HANGUL_ENUMERATORS}]\.)(?=\s|$)\s*")
 
 
 class QuestionValidator(Protocol):

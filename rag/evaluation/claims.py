@@ -27,6 +27,8 @@ from rag.answer.validation import CitationValidator
 from rag.config import RagConfig
 from rag.context.builder import ContextBlock
 from rag.errors import DatasetError
+from rag.lang.ko.statute import ARTICLE_LABEL_TEXT as ARTICLE
+from rag.lang.ko.statute import ARTICLE_LABEL_TIGHT as ARTICLE_HEADING
 
 logger = logging.getLogger(__name__)
 
@@ -34,8 +36,8 @@ LABELS = ("supported", "number_changed", "negated", "other_article")
 SUPPORT_CODES = frozenset({"unsupported_claim", "unsupported_sentence", "number_mismatch", "negation_mismatch",
                            "quote_not_found", "claim_contradicted", "claim_not_entailed"})
 _REQUIRED = ("id", "label", "claim", "quote")
-_ARTICLE = re.compile(r"제\s*\d+\s*조(?:\s*의\s*\d+)?")
-_ANY_HEADING = re.compile(r"(?m)^(?:#{1,6}\s*제\d+조(?:의\d+)?(?=[\s(]|$)|제\d+조(?:의\d+)?\s*\(|#{1,6}\s)")
+_ARTICLE = re.compile(ARTICLE)
+_ANY_HEADING = re.compile(rf"(?m)^(?:#{{1,6}}\s*{ARTICLE_HEADING}(?=[\s(]|$)|{ARTICLE_HEADING}\s*\(|#{{1,6}}\s)")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ Unanswerable probes are near misses of three kinds, each absent from the corpus 
 
 - ``absent_fact``: the same two terms, asking for a kind of fact no chunk that holds both terms
   states (a question about an amount where the corpus gives only a period);
-- ``absent_term``: one of the terms with an everyday topic no chunk mentions (:mod:`probe_lexicon`);
+- ``absent_term``: one of the terms with an everyday topic no chunk mentions (``EVERYDAY_TOPICS`` of
+  :mod:`rag.lang.ko.probes` and :mod:`rag.lang.en.probes`);
 - ``absent_topic``: two such topics, nothing from the corpus.
 
 Everything is deterministic for a ``seed``: chunks are visited in the order of a hash of their
@@ -24,8 +25,11 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from rag.evaluation.probe_lexicon import ENGLISH, KOREAN
-from rag.lang import detect_language
+from rag.lang import HANGUL_SYLLABLE, detect_language
+from rag.lang.en import ENGLISH
+from rag.lang.en import probes as en
+from rag.lang.ko import KOREAN
+from rag.lang.ko import probes as ko
 from rag.text.analyzers import korean_morphemes
 from rag.text.question_analysis import analyze_question, holds_fact
 from rag.text.quantities import extract_quantities
@@ -33,15 +37,8 @@ from rag.text.sentences import split_sentences
 
 ANSWERABLE = "answerable"
 UNANSWERABLE_KINDS = ("absent_fact", "absent_term", "absent_topic")
-_EN_STOP = frozenset("""a an the and or of to in on at by for with from as is are was were be been being this that these those
-it its their there which who whom whose what when where why how than then such any all each every other no not nor may must
-shall should can could will would if unless within without under over into onto upon about after before during per also
-only more most less least same own further including include includes included following section article chapter
-paragraph shall herein thereof always never first second new old through use uses used using has have had having
-happens happen explains explain covers cover designed supports support passed submit submitted contact get gets got make
-makes made take takes taken give gives given provide provides provided require requires required apply applies applied
-allow allows allowed need needs needed must keep keeps kept see sees within beyond based does done""".split())
-_WORD = re.compile(r"[A-Za-z][A-Za-z\-]{2,}")
+_EN_STOP = en.STOPWORDS
+_WORD = re.compile(en.WORD)
 
 
 @dataclass(frozen=True)
@@ -71,37 +68,21 @@ class Probe:
 # -- Korean and English wording ---------------------------------------------------------------------
 def _final_consonant(word: str) -> bool:
     for ch in reversed(word):
-        if "가" <= ch <= "힣":
+        if HANGUL_SYLLABLE.match(ch):
             return (ord(ch) - 0xAC00) % 28 != 0
         if ch.isdigit():
-            return ch in "013678"  # 영/일/삼/육/칠/팔 end in a consonant
+            return ch in ko.DIGITS_ENDING_IN_CONSONANT
     return False
 
 
 def topic(word: str) -> str:
     """``word`` with its topic particle (은 after a final consonant, else 는)."""
-    return word + ("은" if _final_consonant(word) else "는")
+    return word + (ko.TOPIC_PARTICLE_AFTER_CONSONANT if _final_consonant(word) else ko.TOPIC_PARTICLE_AFTER_VOWEL)
 
 
 # (fact kind, grain) → Korean templates and English templates; {t}: the terms, {T}: with particle
-_KO = {
-    ("period", "days"): ("{t} 기간은 며칠인가요?", "{T} 며칠 동안인가요?"),
-    ("period", "years"): ("{t} 기간은 몇 년인가요?", "{T} 몇 년 동안인가요?"),
-    ("period", "hours"): ("{t} 시간은 몇 시간인가요?", "{T} 하루 몇 시간인가요?"),
-    ("amount", ""): ("{t} 금액은 얼마인가요?", "{T} 얼마나 되나요?"),
-    ("ratio", ""): ("{t} 비율은 몇 퍼센트인가요?", "{T} 몇 퍼센트인가요?"),
-    ("count", ""): ("{t} 인원은 몇 명인가요?", "{T} 몇 명까지인가요?"),
-    ("other", ""): ("{T} 어떻게 되나요?", "{t}에 대해 알려주세요.", "{t} 기준이 뭔가요?"),
-}
-_EN = {
-    ("period", "days"): ("How many days is the {t}?", "How long does the {t} last?"),
-    ("period", "years"): ("How many years is the {t}?", "For how many years does the {t} apply?"),
-    ("period", "hours"): ("How many hours is the {t}?", "How many hours a day for the {t}?"),
-    ("amount", ""): ("How much is the {t}?", "What is the amount of the {t}?"),
-    ("ratio", ""): ("What percentage is the {t}?", "What rate applies to the {t}?"),
-    ("count", ""): ("How many people for the {t}?", "How many are allowed for the {t}?"),
-    ("other", ""): ("What are the rules on the {t}?", "What does it say about the {t}?", "How does the {t} work?"),
-}
+_KO = ko.QUESTION_TEMPLATES
+_EN = en.QUESTION_TEMPLATES
 _ASKABLE = (("amount", ""), ("ratio", ""), ("period", "days"), ("count", ""), ("period", "hours"))
 
 
@@ -112,7 +93,7 @@ def _pick(options: Sequence[str], key: str) -> str:
 def phrase(terms: Sequence[str], kind: tuple[str, str], language: str, key: str) -> str:
     """A question asking for ``kind`` about ``terms`` (joined with spaces), in ``language``."""
     t = " ".join(terms)
-    if language == "ko":
+    if language == KOREAN.code:
         return _pick(_KO.get(kind, _KO[("other", "")]), key).format(t=t, T=topic(t))
     return _pick(_EN.get(kind, _EN[("other", "")]), key).format(t=t)
 
@@ -143,10 +124,9 @@ def compact(text: str) -> str:
 
 
 # Nouns that say how, not what (a question about them would not name a topic).
-_KO_FUNCTIONAL = frozenset("""미만 이상 이하 초과 경우 해당 관련 다음 각호 이내 이후 이전 규정 사항 사람 일체 대신 포함 제외 적용
-기간 범위 내용 방법 사유 필요 가능 사실 부분 전부 일부 이전 당시 현재 최근 동안 때문 이외 외의 정도 기준 조항 본문 단서 전단 후단
-같은 다른 해당하는 각각 별도 일반 상당 이하의 전항 동항 동조 본조 신설 개정 삭제 시행 부칙""".split())
-_KO_RUN = ("NNG", "NNP", "XSN", "XPN")
+_KO_FUNCTIONAL = ko.FUNCTIONAL_NOUNS
+_KO_RUN = ko.NOUN_RUN_TAGS
+_KO_TERM = re.compile(ko.TERM)
 
 
 def _korean_terms(sentence: str) -> list[str]:
@@ -160,15 +140,15 @@ def _korean_terms(sentence: str) -> list[str]:
     run: list[tuple[str, str, int, int]] = []
 
     def close() -> None:
-        if run and any(m[1] in ("NNG", "NNP") for m in run) and run[-1][0] != "적":
+        if run and any(m[1] in ko.NOUN_TAGS for m in run) and run[-1][0] != ko.ADJECTIVAL_SUFFIX:
             word = text[run[0][2]:run[-1][2] + run[-1][3]]
-            if re.fullmatch(r"[가-힣]{2,10}", word) and word not in _KO_FUNCTIONAL:
+            if _KO_TERM.fullmatch(word) and word not in _KO_FUNCTIONAL:
                 out.append(word)
         run.clear()
 
     for m in morphs:
         contiguous = run and m[2] == run[-1][2] + run[-1][3]
-        if m[1] in _KO_RUN or (m[1] == "MM" and not run):
+        if m[1] in _KO_RUN or (m[1] == ko.DETERMINER_TAG and not run):
             if run and not contiguous:
                 close()
             run.append(m)
@@ -181,7 +161,7 @@ def _korean_terms(sentence: str) -> list[str]:
 def sentence_terms(sentence: str, language: str) -> list[str]:
     """Content terms of a sentence in order, each once: Korean noun compounds of two or more
     syllables, English non-stopwords and their adjacent pairs."""
-    if language == "ko":
+    if language == KOREAN.code:
         out = _korean_terms(sentence)
     else:
         words = [w.lower() for w in _WORD.findall(sentence)]
@@ -204,7 +184,7 @@ class TermCounts:
 
     def count(self, term: str) -> int:
         if term not in self._cache:
-            if re.search(r"[가-힣]", term):
+            if HANGUL_SYLLABLE.search(term):
                 c = compact(term)
                 self._cache[term] = sum(1 for t in self._compact if c in t)
             else:
@@ -256,10 +236,10 @@ def answerable_probe(src: ProbeSource, counts: TermCounts, seed: int) -> Probe |
         if not _usable(s.text):
             continue
         lang = detect_language(s.text)
-        if lang not in ("ko", "en"):
+        if lang not in (KOREAN.code, ENGLISH.code):
             continue
-        terms = _distinct(sentence_terms(s.text, lang), counts, 2 if lang == "ko" else 1)
-        if len(terms) < (2 if lang == "ko" else 1) or (lang == "en" and " " not in terms[0]):
+        terms = _distinct(sentence_terms(s.text, lang), counts, 2 if lang == KOREAN.code else 1)
+        if len(terms) < (2 if lang == KOREAN.code else 1) or (lang == ENGLISH.code and " " not in terms[0]):
             continue
         kind = asked_kind(s.text)
         q = phrase(terms, kind, lang, f"{seed}:{src.evidence_id}")
@@ -268,7 +248,7 @@ def answerable_probe(src: ProbeSource, counts: TermCounts, seed: int) -> Probe |
 
 
 def _terms_of(p: Probe, counts: TermCounts) -> list[str]:
-    return _distinct(sentence_terms(p.source, p.language), counts, 2 if p.language == "ko" else 1)
+    return _distinct(sentence_terms(p.source, p.language), counts, 2 if p.language == KOREAN.code else 1)
 
 
 def absent_fact_probe(p: Probe, counts: TermCounts, sources: Sequence[ProbeSource], seed: int) -> Probe | None:
@@ -286,7 +266,7 @@ def absent_fact_probe(p: Probe, counts: TermCounts, sources: Sequence[ProbeSourc
 
 
 def _absent_topics(language: str, counts: TermCounts) -> list[str]:
-    words = KOREAN if language == "ko" else ENGLISH
+    words = ko.EVERYDAY_TOPICS if language == KOREAN.code else en.EVERYDAY_TOPICS
     return [w for w in words if counts.count(w) == 0 and all(counts.count(x) == 0 for x in w.split() if len(x) > 3)]
 
 
@@ -296,7 +276,7 @@ def absent_term_probe(p: Probe, counts: TermCounts, absent: Sequence[str], seed:
         return None
     topic_word = _pick(absent, f"{seed}:t:{p.id}")
     kind = asked_kind(p.source)
-    context = terms[0] if p.language == "ko" else terms[0].split()[0]
+    context = terms[0] if p.language == KOREAN.code else terms[0].split()[0]
     q = phrase([context, topic_word], kind, p.language, f"{seed}:t:{p.id}")
     return Probe(f"t:{p.evidence_id}", q, False, "absent_term", p.language, source=f"{topic_word!r} is in no chunk")
 

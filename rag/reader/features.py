@@ -30,6 +30,8 @@ from typing import Sequence
 
 import numpy as np
 
+from rag.lang import OTHER
+from rag.lang.ko import KOREAN
 from rag.rerank.heads import ranked_block  # noqa: F401  (re-exported: the reader's list features)
 
 logger = logging.getLogger(__name__)
@@ -96,7 +98,8 @@ def passage_vectors(question: str, passages: Sequence[str], ce: np.ndarray, dens
     for i, (p, f) in enumerate(zip(passages, facts)):
         p_lang = _lang(p)
         rest[i] = (f.coverage, cov_rank1[i], float(q.numeric), float(f.asked_fact), float(f.asked_fact_missing),
-                   float(q_lang == "ko"), float(p_lang == "ko"), float(q_lang == p_lang or "other" in (q_lang, p_lang)),
+                   float(q_lang == KOREAN.code), float(p_lang == KOREAN.code),
+                   float(q_lang == p_lang or OTHER in (q_lang, p_lang)),
                    math.log1p(len(p)), math.log1p(len(question)), float(len(q.key_terms)))
     x = np.hstack([*cols, rest]) if n else np.zeros((0, len(PASSAGE_FEATURES)))
     assert x.shape[1] == len(PASSAGE_FEATURES)

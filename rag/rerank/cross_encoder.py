@@ -32,7 +32,7 @@ from rag.errors import ModelLoadError, missing_dependency
 from rag.index.quiet import quiet_model_loading
 from rag.rerank.calibration import Calibration
 from rag.retrieval.hybrid import check_query
-from rag.lang import detect_language
+from rag.lang import OTHER, detect_language
 from rag.types import Candidate
 
 logger = logging.getLogger(__name__)
@@ -308,7 +308,7 @@ class CrossEncoderReranker:
                 excluded.append(Excluded(c.chunk.evidence_id, "empty_text"))
             elif not math.isfinite(c.score):
                 excluded.append(Excluded(c.chunk.evidence_id, "non_finite_fused_score"))
-            elif reads and detect_language(c.chunk.text) not in (*reads, "other"):
+            elif reads and detect_language(c.chunk.text) not in (*reads, OTHER):
                 unread.add(c.chunk.evidence_id)
             else:
                 keep.append(c)

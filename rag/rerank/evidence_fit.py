@@ -35,7 +35,10 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from rag.rerank.answerability import best_hit
-from rag.lang import detect_language
+from rag.lang import OTHER, detect_language
+from rag.lang.en import evidence as en_evidence
+from rag.lang.ko import KOREAN
+from rag.lang.ko import evidence as ko_evidence
 from rag.text.question_analysis import QuestionAnalysis, analyze_question, holds_fact, states_counter
 from rag.types import Candidate
 
@@ -80,7 +83,7 @@ def evidence_fit(question: str | QuestionAnalysis, candidates: Sequence[Candidat
     asked_fact = all(any(holds_fact(p.kind, p.grain, c.chunk.text) for c in top) for p in kinds) if kinds else None
     if asked.counter:
         asked_fact = (asked_fact is not False) and any(states_counter(asked.counter, c.chunk.text) for c in top)
-    cross = bool(top) and detect_language(top[0].chunk.text) not in (asked.language, "other")
+    cross = bool(top) and detect_language(top[0].chunk.text) not in (asked.language, OTHER)
     dense = sorted((h.score for c in candidates if (h := c.hit("dense")) is not None and math.isfinite(h.score)),
                    reverse=True)
     _, dense_id = best_hit(candidates, "dense")
@@ -92,40 +95,29 @@ def evidence_fit(question: str | QuestionAnalysis, candidates: Sequence[Candidat
                        asked.silent_topics(texts), own)
 
 
-# the asked kind in Korean, with its object and its subject particle
-_KIND_KO = {"deadline": ("기한을", "기한이"), "period": ("기간을", "기간이"), "amount": ("금액을", "금액이"),
-            "ratio": ("비율을", "비율이"), "count": ("수를", "수가")}
-_KIND_EN = {"deadline": "deadline", "period": "period", "amount": "amount", "ratio": "rate", "count": "number"}
-
-
 def explain(reason: str, fit: EvidenceFit | None, language: str, *, top: float | None = None,
             threshold: float | None = None) -> str:
     """Why the gate answered or stopped, in the question's language (Korean, else English)."""
-    ko = language == "ko"
+    say = ko_evidence if language == KOREAN.code else en_evidence
     terms = ", ".join(f"'{t}'" for t in (fit.missing[:3] if fit else ()))
     if reason == "key_terms_missing" and fit is not None:
-        return (f"질문의 핵심어 {terms}가 근거에 없음 (핵심어 포함률 {fit.coverage:.0%})" if ko else
-                f"the question's key terms {terms} are not in the evidence (coverage {fit.coverage:.0%})")
+        return say.KEY_TERMS_MISSING.format(terms=terms, coverage=fit.coverage)
     if reason == "topic_missing" and fit is not None:
         topic = ", ".join(f"'{t}'" for t in (fit.topic_missing or fit.followup_missing)[:3])
-        return (f"질문의 주제어 {topic}가 근거에 없음" if ko else
-                f"the question's topic {topic} is not in the evidence")
+        return say.TOPIC_MISSING.format(topic=topic)
     if reason == "asked_fact_missing" and fit is not None:
-        return (f"질문이 묻는 {_KIND_KO.get(fit.kind, ('사실을', ''))[0]} 밝힌 근거가 없음" if ko else
-                f"no evidence states the {_KIND_EN.get(fit.kind, 'fact')} the question asks for")
+        return say.ASKED_FACT_MISSING.format(kind=say.KIND_OBJECT.get(fit.kind, say.FACT_OBJECT))
     if reason in ("below_threshold", "too_few_supporting") and top is not None and threshold is not None:
-        return (f"가장 관련 있는 근거의 점수 {top:.3f}가 기준 {threshold:.3f}보다 낮음" if ko else
-                f"the best evidence scores {top:.3f}, below the threshold {threshold:.3f}")
+        return say.BELOW_THRESHOLD.format(top=top, threshold=threshold)
     if reason == "no_candidates":
-        return "검색된 근거가 없음" if ko else "no evidence was found"
+        return say.NO_CANDIDATES
     if reason == "answer":
         parts = []
         if top is not None and threshold is not None:
-            parts.append(f"점수 {top:.3f} ≥ 기준 {threshold:.3f}" if ko else f"score {top:.3f} ≥ threshold {threshold:.3f}")
+            parts.append(say.SCORE_PASSED.format(top=top, threshold=threshold))
         if fit is not None and fit.key_terms and not fit.cross_language:
-            parts.append(f"핵심어 포함률 {fit.coverage:.0%}" if ko else f"key-term coverage {fit.coverage:.0%}")
+            parts.append(say.COVERAGE.format(coverage=fit.coverage))
         if fit is not None and fit.asked_fact:
-            parts.append(f"묻는 {_KIND_KO.get(fit.kind, ('', '사실이'))[1]} 근거에 있음" if ko else
-                         f"the asked {_KIND_EN.get(fit.kind, 'fact')} is in the evidence")
-        return ("답변함: " if ko else "answered: ") + "; ".join(parts) if parts else ("답변함" if ko else "answered")
+            parts.append(say.ASKED_FACT_FOUND.format(kind=say.KIND_SUBJECT.get(fit.kind, say.FACT_SUBJECT)))
+        return say.ANSWERED_WITH + "; ".join(parts) if parts else say.ANSWERED
     return reason

@@ -28,36 +28,34 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Literal
 
+from rag.lang.en import conditions as en_conditions
+from rag.lang.ko import conditions as ko_conditions
 from rag.text.quantities import Quantity, extract_quantities, normalize_facts
 
 Op = Literal["ge", "gt", "le", "lt"]
 
 # What follows a value and makes it a bound on the case (the comparator and its particle).
-_COMPARATOR = re.compile(
-    r"^\s*(?:째\s*)?(?:(?:을|를|이|가)\s*)?"
-    r"(?P<op>이상|이하|미만|초과|넘는|넘은|넘을|넘으면|넘게|넘어|넘지\s*않|이후|부터|까지(?=\s*[:：]))")
-_OPS: dict[str, Op] = {"이상": "ge", "이하": "le", "미만": "lt", "초과": "gt", "넘는": "gt", "넘은": "gt", "넘을": "gt",
-                       "넘으면": "gt", "넘게": "gt", "넘어": "gt", "이후": "ge", "부터": "ge", "까지": "le"}
+_COMPARATOR = re.compile(ko_conditions.COMPARATOR)
+_OPS: dict[str, Op] = ko_conditions.COMPARATOR_OPS  # type: ignore[assignment]
+_NOT_OVER = ko_conditions.NOT_OVER  # 넘지 않: an upper bound
 # A question that asks for the bound itself ("보증금 얼마 이하예요", "며칠까지 가능해요"): there a
 # bound is the answer.
-_ASKS_BOUND = re.compile(r"(?:몇|며칠|얼마)\s*[가-힣%]{0,4}?\s*(?:이하|이상|미만|초과|까지|부터)")
+_ASKS_BOUND = re.compile(ko_conditions.ASKS_BOUND)
 # A question that asks for the value actually applied ("실제로 얼마", "exactly how much"): a bound
 # ("1억원 이하의 과태료") is a limit, not that value.
-_ASKS_ACTUAL = re.compile(r"실제(?:로)?\s|정확(?:히|한)|\bactual(?:ly)?\b|\bexact(?:ly)?\b", re.IGNORECASE)
+_ASKS_ACTUAL = re.compile(f"{ko_conditions.ASKS_ACTUAL}|{en_conditions.ASKS_ACTUAL}", re.IGNORECASE)
 # ... unless it names a limit ("실제 한도는 몇 시간", "the actual maximum"): then the bound is the answer.
-_NAMES_LIMIT = re.compile(r"한도|상한|하한|최대|최고|최소|최저|\b(?:limit|cap|maximum|minimum|at most|at least)\b",
-                          re.IGNORECASE)
+_NAMES_LIMIT = re.compile(f"{ko_conditions.NAMES_LIMIT}|{en_conditions.NAMES_LIMIT}", re.IGNORECASE)
 # A question that asks for a limit of one direction: a maximum ("최대 며칠까지", "상한액", "at most") is not
 # answered by a lower bound ("30일 이상인 경우": a condition on the case), a minimum ("최소 몇 년") not by an
 # upper one (:func:`asked_limit`, :func:`against_limit`).
-_ASKS_MAX = re.compile(r"최대|최장|상한|한도|최고\s*(?=얼마|몇|며칠|금액|액)|(?:몇|며칠|얼마)\s*[가-힣%]{0,4}?\s*까지|"
-                       r"\b(?:maximum|at most|up to|the longest|the most)\b", re.IGNORECASE)
-_ASKS_MIN = re.compile(r"최소|최저|하한|최단|\b(?:minimum|at least|the shortest|the least)\b", re.IGNORECASE)
+_ASKS_MAX = re.compile(f"{ko_conditions.ASKS_MAX}|{en_conditions.ASKS_MAX}", re.IGNORECASE)
+_ASKS_MIN = re.compile(f"{ko_conditions.ASKS_MIN}|{en_conditions.ASKS_MIN}", re.IGNORECASE)
 _AGAINST: dict[str, frozenset[str]] = {"max": frozenset({"ge", "gt"}), "min": frozenset({"le", "lt"})}
 # "초과할 수 없다", "초과하지 못한다", "넘을 수 없다", "초과해서는 안 된다": a ceiling, not a lower bound.
-_NEGATED = re.compile(r"^(?:할|하지|하여서는|해서는|하여서도|해서도)?\s*(?:수\s*없|못|아니|않|안\s*되)")
+_NEGATED = re.compile(ko_conditions.NEGATED)
 _KINDS = frozenset({"money", "period", "ratio", "percent", "count", "measure"})
-_GAP = re.compile(r"[,.;:ㆍ·]|및|또는|그리고|\band\b|\bor\b")
+_GAP = re.compile(f"[,.;:{ko_conditions.LIST_DOT}·]|{ko_conditions.CONJUNCTIONS}|{en_conditions.CONJUNCTIONS}")
 
 
 @dataclass(frozen=True)
@@ -175,7 +173,7 @@ def bound_groups(text: str) -> tuple[BoundGroup, ...]:
         if m is None:
             continue
         word = _op_word(m)
-        op: Op = "le" if word.startswith("넘지") else _OPS[word]
+        op: Op = "le" if word.startswith(_NOT_OVER) else _OPS[word]
         found.append(Bound(q, op, q.end + m.end()))
     groups: list[list[Bound]] = []
     for b in found:
@@ -189,7 +187,7 @@ def bound_groups(text: str) -> tuple[BoundGroup, ...]:
 
 def _op_word(m: re.Match[str]) -> str:
     w = m.group("op")
-    return "넘지" if w.startswith("넘지") else w
+    return _NOT_OVER if w.startswith(_NOT_OVER) else w
 
 
 def adjacent(gap: str) -> bool:

@@ -44,11 +44,11 @@ Polarity mismatch (:func:`polarity_mismatch`)
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
+from rag.lang import HANGUL_SYLLABLE
 from rag.text.numerals import parse_english_number, parse_korean_number
 from rag.text.polarity import (
     antonym_forms,
@@ -306,7 +306,7 @@ def _clause_flip(cl: str, top: _TopWindows, ev: _Aligned) -> str | None:
         return None
     scope = may_drop_limit(cl)
     words = clean_clause(cl)  # compared as the evidence clauses are: without what stands in brackets
-    min_align = POLARITY_MIN_ALIGN if re.search(r"[가-힣]", cl) else POLARITY_MIN_ALIGN_EN
+    min_align = POLARITY_MIN_ALIGN if HANGUL_SYLLABLE.search(cl) else POLARITY_MIN_ALIGN_EN
     sign, bound, head = clause_polarity(cl)
     if sign is not None and head:
         # clauses with the same predicate (지급/압류/승인…) decide the sign when there are any close enough

@@ -8,6 +8,7 @@ from functools import lru_cache
 
 from rag.text.analyzers import EnglishAnalyzer
 from rag.lang import HANGUL_SYLLABLE_RUN, ZERO_WIDTH
+from rag.lang.ko import lexical as ko_lexical
 from rag.text.sentences import strip_markers
 from rag.text.structure import PARAGRAPH_MARKS
 
@@ -71,14 +72,8 @@ _MARK = re.compile(rf"[{PARAGRAPH_MARKS}]")
 
 
 _EN = EnglishAnalyzer(stem=True, stopwords=True)
-# Endings and particles stripped from the end of a Hangul word before it is cut into
-# bigrams (longest first), so "연차는" and "연차의" both give "연차" and "정지합니다" gives "정지".
-_KO_SUFFIXES = tuple(sorted({
-    "입니다", "합니다", "됩니다", "습니다", "있습니다", "없습니다", "했습니다", "였습니다", "었습니다", "이었다", "였다", "었다", "했다", "한다", "된다",
-    "이다", "하다", "되며", "하며", "이며", "으며", "하고", "이고", "되고", "하여", "되어", "해야", "에서는", "에게는", "으로는", "에서", "에게",
-    "으로", "까지", "부터", "처럼", "보다", "이나", "에는", "에도", "과는", "와는", "이라", "라는", "이라는", "은", "는", "이", "가", "을",
-    "를", "의", "에", "도", "와", "과", "로", "만",
-}, key=lambda x: (-len(x), x)))
+# Korean endings and particles stripped from a Hangul word before it is cut into bigrams, longest first.
+_KO_SUFFIXES = tuple(sorted(ko_lexical.SUFFIXES, key=lambda x: (-len(x), x)))
 
 
 def _hangul_terms(word: str) -> list[str]:

@@ -23,6 +23,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from rag.lang import HANGUL_SYLLABLE, HANGUL_SYLLABLES, has_hangul
+from rag.lang.en import polarity as en_polarity
+from rag.lang.ko import polarity as ko_polarity
 from rag.text.quantities import extract_quantities, normalize_facts
 from rag.text.sentences import strip_markers
 
@@ -49,43 +52,35 @@ def clean_clause(text: str) -> str:
 
 
 # --------------------------------------------------------------------------- polarity
-_KO_PRED_END = re.compile(r"(?:다|며|고|되|나|함|음|됨|요|임|지|것|금지|불가|가능|니|라|야|면서)$")
-_AUX = re.compile(r"^(?:아니|않|못|없|있|되|된|됨|하|한|함|해|말|안$|수$|것|필요|니|금지|불가)")
-_NEG_WORD = re.compile(r"^(?:아니|않|못|없|말(?:아|고|라)|안$|금지|불가)|지(?:않|못|아니|말)|수없|서는안|서는아니")
-_EN_SUB = re.compile(r"(?i)\b(?:if|unless|when|whenever|where|although|though|even if|even though|except|provided that|"
-                     r"as long as|in case|before|after|until)\b[^,;]*[,;]")
-# verbal negation only: "no association was noted" and "there is no" negate the clause, a "no" inside a noun
-# phrase ("with or without", "no more than") does not
-_EN_NEG = re.compile(r"(?i)\b(?:not|never|cannot|prohibited|forbidden|banned|barred)\b|n't\b|"
-                     r"^\s*no\b(?!\s+(?:more|less|later|earlier)\b)|"
-                     r"\b(?:is|are|was|were|be|been|has|have|had|there\s+is|there\s+are|shall|may|must)\s+no\b|"
-                     r"\bno\s+(?:one|person|employee|member|party|individual|tenant|landlord)\b|"
-                     r"\b(?!(?:with|of|and|or|for|in|at|to|by|from|on|that|whether|than)\b)[a-z]+\s+no\b(?!\s+(?:more|less|later))")
+_KO_PRED_END = re.compile(ko_polarity.PREDICATE_END)
+_AUX = re.compile(ko_polarity.AUXILIARY)
+_NEG_WORD = re.compile(ko_polarity.NEGATION_WORD)
+_EN_SUB = re.compile(en_polarity.SUBORDINATE)
+_EN_NEG = re.compile(en_polarity.NEGATION)
 # A negated condition or concession of the same clause (…하지 아니하면, …하지 아니한 경우에는, …하지 않더라도,
 # unless …, even if … not): it turns the sense of the final predicate around ("if not moved, not paid" says
 # "paid only if moved"; "even if not moved, paid" says the opposite), so it counts as one more negation.
-_KO_NEG_CONDITION = re.compile(r"지\s?(?:아니하|않으|않)면|지\s?(?:아니한|않은|아니하는|않는|못한|못하는)\s?(?:경우|때)|"
-                               r"지\s?(?:아니하|않|못하)(?:았|였)?(?:더라도|어도|아도|여도)")
-_EN_NEG_CONDITION = re.compile(r"(?i)\bunless\b|\b(?:if|when|where|even if|even though)\b[^,;]*\b(?:not|never|no)\b"
-                               r"[^,;]*[,;]|\b(?:if|when|where|even if|even though)\b[^,;]*n't\b[^,;]*[,;]")
+_KO_NEG_CONDITION = re.compile(ko_polarity.NEGATED_CONDITION)
+_EN_NEG_CONDITION = re.compile(en_polarity.NEGATED_CONDITION)
 
 
-_BOUND_VERB = re.compile(r"^(?:초과|넘|상회|초월)|(?i:^exceed)")
+_BOUND_VERB = re.compile(ko_polarity.BOUND_VERB + "|" + en_polarity.BOUND_VERB)
+_EN_BOUND = re.compile(en_polarity.BOUND)
 
 
-_HEAD_ENDINGS = re.compile(
-    r"(?:하여서는|해서는|어서는|아서는|하여야|해야|하여도|해도|하지|할|한다|하며|하고|하되|하여|함|된다|되지|될|되며|되고|되어|됨|"
-    r"받지|받을|받는다|받아야|받으며|시키지|시킬|시킨다|이다|이며|이고|으로|로|에게|에|을|를|이|가|은|는|의|도|만)$")
+_HEAD_ENDINGS = re.compile(ko_polarity.HEAD_ENDINGS)
+_HANGUL_WORD = re.compile(f"[{HANGUL_SYLLABLES}]+")
+_NOT_HANGUL_TAIL = re.compile(f"[^{HANGUL_SYLLABLES}]+$")
 
 
 def _head(word: str) -> str:
     """The stem of the word that carries a predicate (``압류하지`` → ``압류``, ``권리가`` → ``권리``, ``뺀다`` and
     ``빼지`` → ``빼``); '' when it is not specific (fewer than two syllables)."""
-    runs = re.findall(r"[가-힣]+", word)
+    runs = _HANGUL_WORD.findall(word)
     if not runs:
         return ""
     stem = _HEAD_ENDINGS.sub("", runs[-1])
-    if stem == runs[-1] and len(stem) > 1 and stem[-1] in "다지고며면게도":
+    if stem == runs[-1] and len(stem) > 1 and stem[-1] in ko_polarity.BARE_VERB_ENDINGS:
         stem = stem[:-1]  # a bare verb form: 뺀다 / 빼지 / 뺄
         code = ord(stem[-1]) - 0xAC00
         if 0 <= code < 11172 and code % 28 in (4, 8):  # final ㄴ/ㄹ of a contracted ending: 뺀 → 빼
@@ -96,8 +91,7 @@ def _head(word: str) -> str:
 # English clauses are compared only when they state a rule (must / shall / may / can / required / prohibited …):
 # the sign of a descriptive sentence ("was not associated with") is often carried by words ("lacking")
 # no grammar of predicates sees.
-_EN_DEONTIC = re.compile(r"(?i)\b(?:must|shall|may|can|cannot|could|should|need|needs|required|requires|require|"
-                         r"prohibited|forbidden|allowed|permitted|entitled|obliged|obligated|eligible)\b|can't|mustn't")
+_EN_DEONTIC = re.compile(en_polarity.DEONTIC)
 
 
 def clause_polarity(clause: str) -> tuple[int | None, bool, str]:
@@ -107,16 +101,16 @@ def clause_polarity(clause: str) -> tuple[int | None, bool, str]:
     text = clean_clause(strip_markers(clause)).rstrip(" .。!?\"'”’)]:;,")
     if not text:
         return None, False, ""
-    if not re.search(r"[가-힣]", text):
+    if not has_hangul(text):
         if not _EN_DEONTIC.search(text):
             return None, False, ""
         main = _EN_SUB.sub(" ", text) if _EN_SUB.sub(" ", text).strip() else text
-        bound = bool(re.search(r"(?i)\bexceed", main))
+        bound = bool(_EN_BOUND.search(main))
         # English predicates rarely stack negations: any verbal negation makes the clause negative
         negs = (1 if _EN_NEG.search(main) else 0) + (1 if _EN_NEG_CONDITION.search(text) else 0)
         return (-1 if negs % 2 else 1), bound, ""
     words = text.split()
-    last = re.sub(r"[^가-힣]+$", "", words[-1])
+    last = _NOT_HANGUL_TAIL.sub("", words[-1])
     if not last or not _KO_PRED_END.search(last):
         return None, False, ""
     tail = [last]
@@ -134,9 +128,8 @@ def predicate_polarity(clause: str) -> int | None:
     return clause_polarity(clause)[0]
 
 
-_EXCLUSIVE = re.compile(r"[^,.;]{0,16}?(?:까지만|에게만|에만|만을|만이|만\s|만$|에\s?한하여|에\s?한한다|에\s?한정)")
-_UNIVERSAL = re.compile(r"(?<![가-힣])(?:모두|전액|전부|모든|누구나|언제나|언제든지)|(?i:\b(?:all|both|entire|full|"
-                        r"whole|any time|always)\b)")
+_EXCLUSIVE = re.compile(r"[^,.;]{0,16}?" + ko_polarity.EXCLUSIVE_LIMIT)
+_UNIVERSAL = re.compile(ko_polarity.UNIVERSAL + "|" + en_polarity.UNIVERSAL)
 
 
 def may_drop_limit(claim: str) -> bool:
@@ -157,19 +150,12 @@ def dropped_limit(claim: str, evidence: str) -> str | None:
     return None
 
 
-_EXCLUSIVE_ANY = re.compile(r"(?:까지만|에게만|에만|만을|만이)|에\s?한하여|에\s?한한다|에\s?한정|(?i:\bonly\b)")
+_EXCLUSIVE_ANY = re.compile(ko_polarity.EXCLUSIVE_ANY + "|" + en_polarity.EXCLUSIVE_ANY)
 
 
-_KO_STEM_SUFFIXES = tuple(sorted({
-    "으로", "에서", "에게", "이다", "이며", "이고", "한다", "된다", "하며", "하고", "하여", "해야", "은", "는", "이", "가", "을", "를",
-    "의", "에", "도", "와", "과", "로", "만", "다"}, key=len, reverse=True))
-_ANTONYM_PREFIXES = ("불", "비", "미", "무")
-_ANTONYM_PAIRS = (("허용", "금지"), ("포함", "제외"), ("유리", "불리"), ("유급", "무급"), ("가능", "불가"),
-                  ("의무", "임의"), ("가산", "감액"))
-_EN_ANTONYM_PREFIXES = ("un", "in", "non", "non-", "il", "ir", "im", "dis")
-
-
-_STEM = re.compile(r"([가-힣]{2,}?)(?:" + "|".join(_KO_STEM_SUFFIXES) + r")(?![가-힣])|([가-힣]+)|([A-Za-z][A-Za-z-]+)")
+_KO_STEM_SUFFIXES = tuple(sorted(ko_polarity.STEM_SUFFIXES, key=len, reverse=True))
+_STEM = re.compile(f"([{HANGUL_SYLLABLES}]{{2,}}?)(?:" + "|".join(_KO_STEM_SUFFIXES) + f")(?![{HANGUL_SYLLABLES}])|"
+                   f"([{HANGUL_SYLLABLES}]+)|([A-Za-z][A-Za-z-]+)")
 
 
 @lru_cache(maxsize=20_000)
@@ -184,17 +170,18 @@ def antonym_forms(claim: str) -> dict[str, str]:
     """The opposite forms of the claim's words (``공개`` → ``비공개``, ``불공개``…; ``유급`` → ``무급``;
     ``unpaid`` → ``paid``), each mapped to the claim's word."""
     forms: dict[str, str] = {}
+    having, lacking = ko_polarity.PRESENCE_SWAP
     for w in word_stems(claim):
-        korean = "가" <= w[0] <= "힣"
-        prefixes = _ANTONYM_PREFIXES if korean else _EN_ANTONYM_PREFIXES
+        korean = HANGUL_SYLLABLE.match(w[0]) is not None
+        prefixes = ko_polarity.ANTONYM_PREFIXES if korean else en_polarity.ANTONYM_PREFIXES
         min_rest = 2 if korean else 4
         for p in prefixes:
             if w.startswith(p) and len(w) - len(p) >= min_rest:
                 forms.setdefault(w[len(p):], w)
             if len(w) >= min_rest:
                 forms.setdefault(p + w, w)
-        if korean and w.startswith("유") and len(w) >= 2:
-            forms.setdefault("무" + w[1:], w)
+        if korean and w.startswith(having) and len(w) >= 2:
+            forms.setdefault(lacking + w[1:], w)
     return forms
 
 
@@ -203,14 +190,14 @@ def may_have_opposites(claim: str, evidence_stems: frozenset[str], evidence: str
     ``evidence_stems`` (:func:`word_stems` of the evidence), or one word of an opposite pair while
     ``evidence`` has the other."""
     return bool(antonym_forms(claim).keys() & evidence_stems) or any(
-        (x in claim and y in evidence) or (y in claim and x in evidence) for x, y in _ANTONYM_PAIRS)
+        (x in claim and y in evidence) or (y in claim and x in evidence) for x, y in ko_polarity.ANTONYM_PAIRS)
 
 
 def opposite_words(claim: str, evidence: str) -> tuple[str, str] | None:
     """(the claim's word, its opposite in the evidence) when the claim uses the opposite of a word there
     (``유급``/``무급``, ``공개``/``비공개``, ``포함``/``제외``); None otherwise."""
     c, e = word_stems(claim), word_stems(evidence)
-    for a, b in _ANTONYM_PAIRS:
+    for a, b in ko_polarity.ANTONYM_PAIRS:
         for x, y in ((a, b), (b, a)):
             if x not in claim or y not in evidence or x in evidence:
                 continue  # a substring test first: the pairs rarely occur at all

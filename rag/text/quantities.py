@@ -39,7 +39,9 @@ from collections.abc import Iterator
 from fractions import Fraction
 from functools import lru_cache
 
-from rag.lang import ZERO_WIDTH
+from rag.lang import HANGUL_SYLLABLES, ZERO_WIDTH
+from rag.lang.en import quantities as en_quantities
+from rag.lang.ko import quantities as ko_quantities
 from rag.text.numerals import (
     ARABIC_NUMERAL,
     ENGLISH_MAGNITUDES,
@@ -90,65 +92,65 @@ _HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 def normalize_facts(text: str) -> str:
     """The form quantities are read from: paragraph marks ``①`` become ``제1항``, NFKC, zero-width
     characters removed, markdown escapes of list enumerators (``1\\.``) dropped."""
-    text = _CIRCLED_RE.sub(lambda m: f" 제{_CIRCLED[m.group(0)]}항 ", text)
+    text = _CIRCLED_RE.sub(lambda m: ko_quantities.PARAGRAPH_REFERENCE.format(_CIRCLED[m.group(0)]), text)
     text = text.replace("m²", "m2").replace("m³", "m3").replace("㎡", "m2")
     text = unicodedata.normalize("NFKC", text).translate(ZERO_WIDTH)
     return _HTML_TAG.sub(" ", text).replace("\\.", ".").replace("\\", "")
 
 
 # --------------------------------------------------------------------------- pattern passes
-_MON = r"(?i:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|" \
-       r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_HANGUL = f"[{HANGUL_SYLLABLES}]"
 _DATE_PATTERNS = (
     re.compile(r"(?<![\d.])(\d{4})\s?\.\s?(\d{1,2})\s?\.\s?(\d{1,2})(?:\s?\.)?(?![\d])"),
     re.compile(r"(?<![\d-])(\d{4})-(\d{1,2})-(\d{1,2})(?![\d-])"),
     re.compile(r"(?<![\d/])(\d{4})/(\d{1,2})/(\d{1,2})(?![\d/])"),
-    re.compile(r"(?<!\d)(\d{4})\s?년\s?(\d{1,2})\s?월\s?(\d{1,2})\s?일"),
+    re.compile(ko_quantities.DATE),
 )
-_YEAR_MONTH = re.compile(r"(?<!\d)(\d{4})\s?년\s?(\d{1,2})\s?월(?!\s?\d)")
-_MONTH_DAY = re.compile(r"(?<![\d.])(\d{1,2})\s?월\s?(\d{1,2})\s?일")
-_EN_DATE_MDY = re.compile(rf"\b({_MON})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b")
-_EN_DATE_DMY = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MON})\.?,?\s+(\d{{4}})\b")
-_EN_MONTH_YEAR = re.compile(rf"\b({_MON})\.?\s+(\d{{4}})\b")
-_YEAR_KO = re.compile(r"(?<![\d.])(1[89]\d\d|20\d\d)\s?년(?:도)?(?!\s?(?:간|동안|이상|이내|이하|미만|초과|의\s?범위|까지의\s?기간))")
-_MONTH_KO = re.compile(r"(?<![\d.])(\d{1,2})\s?월(?!\s?\d)(?![가-힣]*간)")
-_PERIOD_MONTH_CONTEXT = re.compile(r"\s?(?:간|동안|이내|이하|이상|미만|초과|의\s?범위|마다)")
+_YEAR_MONTH = re.compile(ko_quantities.YEAR_MONTH)
+_MONTH_DAY = re.compile(ko_quantities.MONTH_DAY)
+_EN_DATE_MDY = re.compile(en_quantities.DATE_MDY)
+_EN_DATE_DMY = re.compile(en_quantities.DATE_DMY)
+_EN_MONTH_YEAR = re.compile(en_quantities.MONTH_YEAR)
+_YEAR_KO = re.compile(ko_quantities.YEAR)
+_MONTH_KO = re.compile(ko_quantities.MONTH)
+_PERIOD_MONTH_CONTEXT = re.compile(ko_quantities.PERIOD_MONTH_CONTEXT)
+_YEAR_COUNT_BEFORE = re.compile(ko_quantities.YEAR_COUNT_BEFORE)
 
-# 제N조 … and the ordinal labels 제N급 / 제N등급 / 제N종 / 제N차 (a grade or class name, not a count); 별표 N
-# and 별지 N name an appended table or form.
-_REFERENCE = re.compile(r"(?:(?<![가-힣])|(?<=[조항호목장절관편]))제\s?(\d+)\s?(조|항|호|목|장|절|관|편|등급|급|종|차)"
-                        r"(?:\s?의\s?(\d+))?|"
-                        r"(?<![가-힣\d.,])(\d+)(조|항|호)(?![가-힣])(?:의(\d+))?")
-_APPENDIX = re.compile(r"(별표|별지|부표|서식)\s?(?:제\s?)?(\d+)(?:\s?의\s?(\d+))?")
-_EN_REFERENCE = re.compile(r"(?i)\b(article|art\.|paragraph|para\.|subparagraph|item|chapter|section)\s*"
-                           r"(\d+)(?:-(\d+))?")
-_THIRD_PARTY = re.compile(r"제\s?(?:3|삼)\s?자(?![가-힣]*(?:명|인))")
+_REFERENCE = re.compile(ko_quantities.REFERENCE)
+_APPENDIX = re.compile(ko_quantities.APPENDIX)
+_EN_REFERENCE = re.compile(en_quantities.REFERENCE)
+_THIRD_PARTY = re.compile(ko_quantities.THIRD_PARTY)
+_MONEY_AFTER_ARTICLE = re.compile(ko_quantities.MONEY_AFTER_ARTICLE)
 _ENUMERATOR = re.compile(r"(?m)^[ \t]*(\d{1,3})\.(?=\s)")
 
-_RATIO = re.compile(rf"(?<![\d.,])({NUMERAL}|{HANGUL_NUMERAL}|[일이삼사오육칠팔구십백천]+)\s?분\s?의\s?"
-                    rf"({NUMERAL}|{HANGUL_NUMERAL}|[일이삼사오육칠팔구십]+)(?![\d,])")
+_RATIO = re.compile(rf"(?<![\d.,])({NUMERAL}|{HANGUL_NUMERAL}|{ko_quantities.RATIO_DENOMINATOR_WORDS})"
+                    + ko_quantities.RATIO_OF
+                    + rf"({NUMERAL}|{HANGUL_NUMERAL}|{ko_quantities.RATIO_NUMERATOR_WORDS})(?![\d,])")
 _EN_FRACTION = re.compile(rf"(?i)\b(half|halves|quarters?|(?:{'|'.join(ENGLISH_ORDINALS)})s?)\b")
 _EN_FRACTION_COUNT = re.compile(rf"(?i)\b({ENGLISH_NUMERAL}|a|\d+)[\s-]+$")
 _SLASH_RATIO = re.compile(r"(?<![\d/.])(\d{1,3})/(\d{1,3})(?![\d/])")
-_HALF_KO = re.compile(r"(?<![가-힣])절반")
-_HALL = re.compile(r"(?<![\d.])(\d+)\s?할(?:\s?(\d)\s?푼)?(?:\s?(\d)\s?리)?(?![가-힣])|(?<![\d.])(\d)\s?푼(?![가-힣])")
-_MONEY_PREFIX = re.compile(rf"(?:\$|US\$|USD\s?|₩|KRW\s?|€|EUR\s?)\s?({ARABIC_NUMERAL})(?:\s?(thousand|million|billion|"
-                           r"[만억]))?")
-_NATIVE_DAY_RE = re.compile(r"(?<![가-힣])(" + "|".join(NATIVE_DAYS) + r")(?=$|[^가-힣]|[에간동도만은을이의부까씩로])")
-_NATIVE_RE = re.compile(r"(?<![가-힣])(" + "|".join(sorted(NATIVE_NUMERALS, key=len, reverse=True)) + r")\s?("
-                        + "|".join(sorted(NATIVE_COUNTERS, key=len, reverse=True)) + r")(?![가-힣])|(?<![가-힣])("
-                        + "|".join(sorted(NATIVE_NUMERALS, key=len, reverse=True)) + r")\s?("
-                        + "|".join(sorted(NATIVE_COUNTERS, key=len, reverse=True))
-                        + r")(?=[에간동도만은을이의부까씩로과와])")
-# "once" only as a count ("once a year"), not as the conjunction ("once DNA has been replicated")
-_EN_TIMES = re.compile(r"(?i)\b(once(?=\s+(?:a|an|per|every|each|daily|weekly|monthly|yearly|annually|only)\b)|twice|"
-                       r"thrice|double|triple)\b")
-_EN_A_UNIT = re.compile(r"(?i)(?<![\w$])(a|an|one)\s+(day|week|fortnight|month|year|hour|minute)\b(?!\s*(?:or|and)\b)")
+_HALF_KO = re.compile(ko_quantities.HALF)
+_HALL = re.compile(ko_quantities.HALL)
+_MONEY_SCALES = {**en_quantities.MONEY_SCALES, **ko_quantities.MONEY_SCALES}
+_MONEY_PREFIX = re.compile(rf"(?:\$|US\$|USD\s?|₩|KRW\s?|€|EUR\s?)\s?({ARABIC_NUMERAL})(?:\s?("
+                           + en_quantities.MONEY_SCALE + "|" + ko_quantities.MONEY_SCALE + "))?")
+_EN_SCALE_AFTER = re.compile(en_quantities.SCALE_AFTER)
+_NATIVE_DAY_WORDS = "|".join(NATIVE_DAYS)
+_NATIVE_DAY_RE = re.compile(rf"(?<!{_HANGUL})({_NATIVE_DAY_WORDS})"
+                            rf"(?=$|[^{HANGUL_SYLLABLES}]|{ko_quantities.PARTICLE_AFTER_DAY})")
+_NATIVE_WORDS = "|".join(sorted(NATIVE_NUMERALS, key=len, reverse=True))
+_COUNTER_WORDS = "|".join(sorted(NATIVE_COUNTERS, key=len, reverse=True))
+_NATIVE_RE = re.compile(rf"(?<!{_HANGUL})({_NATIVE_WORDS})\s?({_COUNTER_WORDS})(?!{_HANGUL})|"
+                        rf"(?<!{_HANGUL})({_NATIVE_WORDS})\s?({_COUNTER_WORDS})"
+                        rf"(?={ko_quantities.PARTICLE_AFTER_COUNTER})")
+_OBJECT_PARTICLE_BEFORE = re.compile(ko_quantities.OBJECT_PARTICLE_BEFORE)
+_EN_TIMES = re.compile(en_quantities.TIMES)
+_EN_A_UNIT = re.compile(en_quantities.A_UNIT)
 _NUMBER = re.compile(rf"(?<![\d.,A-Za-z])(?:{NUMERAL})(?![\d])")
-_HANGUL_NUMBER = re.compile(rf"(?<![가-힣])({HANGUL_NUMERAL})(?=\s?(?:원|명|일|년|개월|배|회|퍼센트|시간|분|초|세|살|층|주일))")
+_HANGUL_NUMBER = re.compile(rf"(?<!{_HANGUL})({HANGUL_NUMERAL})(?=\s?{ko_quantities.NUMBER_UNITS})")
 _EN_NUMBER = re.compile(rf"(?i)\b{ENGLISH_NUMERAL}\b")
 _IDENTIFIER_AFTER = re.compile(r"[A-Za-z]")
-_RANGE_NEXT = re.compile(rf"\s?(?:~|∼|-|–|—|내지|에서|부터|또는|이나|,)\s?(?=(?:{ARABIC_NUMERAL}))")
+_RANGE_NEXT = re.compile(rf"\s?(?:~|∼|-|–|—|{ko_quantities.RANGE_WORDS}|,)\s?(?=(?:{ARABIC_NUMERAL}))")
 
 
 class _Spans:
@@ -214,7 +216,8 @@ def _dates(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
             out.append(_q(Fraction(y * 10000 + mo * 100), "yearmonth", "date", t, m.start(), m.end()))
     for m in _EN_MONTH_YEAR.finditer(t) if latin else ():
         y, mo = int(m.group(2)), month_number(m.group(1))
-        if m.group(1).lower() != "may" and spans.free(m.start(), m.end()) and _valid_date(y, mo, 1):
+        if m.group(1).lower() != en_quantities.MONTH_ALSO_A_VERB and spans.free(m.start(), m.end()) \
+                and _valid_date(y, mo, 1):
             spans.take(m.start(), m.end())
             out.append(_q(Fraction(y * 10000 + mo * 100), "yearmonth", "date", t, m.start(), m.end()))
     for m in _scan(_MONTH_DAY, t, spans):
@@ -228,42 +231,48 @@ def _dates(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
             out.append(_q(Fraction(int(m.group(1)) * 10000), "year", "date", t, m.start(), m.end()))
 
 
+def _sub_number(sub: str | None) -> str:
+    """What a reference's sub-number adds to its unit (``의2`` of ``제8조의2``); '' when it has none."""
+    return f"{ko_quantities.SUB_NUMBER}{int(sub)}" if sub else ""
+
+
 def _references(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
     for m in _THIRD_PARTY.finditer(t):
         spans.take(m.start(), m.end())  # 제3자 / 제삼자: a legal term (third party), not a number
     for m in _APPENDIX.finditer(t):  # 별표 2의4: an appended table, not a count
         if spans.free(m.start(), m.end()):
             spans.take(m.start(), m.end())
-            out.append(_q(Fraction(int(m.group(2))), m.group(1) + (f"의{int(m.group(3))}" if m.group(3) else ""),
+            out.append(_q(Fraction(int(m.group(2))), m.group(1) + _sub_number(m.group(3)),
                           "reference", t, m.start(), m.end()))
     for m in _scan(_REFERENCE, t, spans):
         if not spans.free(m.start(), m.end()):
             continue
         num, unit, sub = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (m.group(4), m.group(5), m.group(6))
-        if unit == "조" and re.match(r"\s?(?:\d|원|억|만)", t[m.end():m.end() + 2]):
+        if unit == ko_quantities.ARTICLE_UNIT and _MONEY_AFTER_ARTICLE.match(t[m.end():m.end() + 2]):
             continue  # 16조원: money, read later
         spans.take(m.start(), m.end())
-        out.append(_q(Fraction(int(num)), REFERENCE_UNITS[unit] + (f"의{int(sub)}" if sub else ""), "reference", t,
+        out.append(_q(Fraction(int(num)), REFERENCE_UNITS[unit] + _sub_number(sub), "reference", t,
                       m.start(), m.end()))
     for m in _EN_REFERENCE.finditer(t) if latin else ():
         if spans.free(m.start(), m.end()):
             spans.take(m.start(), m.end())
             unit = ENGLISH_REFERENCE_UNITS[m.group(1).lower()]
-            out.append(_q(Fraction(int(m.group(2))), unit + (f"의{int(m.group(3))}" if m.group(3) else ""),
+            out.append(_q(Fraction(int(m.group(2))), unit + _sub_number(m.group(3)),
                           "reference", t, m.start(), m.end()))
     for m in _scan(_ENUMERATOR, t, spans):
         if spans.free(m.start(1), m.end()):
             spans.take(m.start(1), m.end())
-            out.append(_q(Fraction(int(m.group(1))), "호", "reference", t, m.start(1), m.end(), implied=True))
+            out.append(_q(Fraction(int(m.group(1))), ko_quantities.ITEM_UNIT, "reference", t, m.start(1), m.end(),
+                          implied=True))
 
 
 def _ratios(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
-    for m in _RATIO.finditer(t) if "분의" in t or "분 의" in t else ():
+    for m in _RATIO.finditer(t) if any(w in t for w in ko_quantities.RATIO_MARKERS) else ():
         den, num = parse_korean_number(m.group(1)), parse_korean_number(m.group(2))
         if den and num is not None and spans.free(m.start(), m.end()):
             spans.take(m.start(), m.end())
             out.append(_q(num / den, "ratio", "ratio", t, m.start(), m.end()))
-    for m in _scan(_HALL, t, spans) if "할" in t or "푼" in t else ():
+    for m in _scan(_HALL, t, spans) if any(w in t for w in ko_quantities.HALL_MARKERS) else ():
         if not spans.free(m.start(), m.end()):
             continue
         if m.group(4):
@@ -272,7 +281,7 @@ def _ratios(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
             value = Fraction(int(m.group(1)) * 10) + int(m.group(2) or 0) + Fraction(int(m.group(3) or 0), 10)
         spans.take(m.start(), m.end())
         out.append(_q(value, "percent", "percent", t, m.start(), m.end()))
-    for m in _HALF_KO.finditer(t) if "절반" in t else ():
+    for m in _HALF_KO.finditer(t) if ko_quantities.HALF_WORD in t else ():
         if spans.free(m.start(), m.end()):
             spans.take(m.start(), m.end())
             out.append(_q(Fraction(1, 2), "ratio", "ratio", t, m.start(), m.end()))
@@ -307,7 +316,7 @@ def _period_month(t: str, start: int, end: int) -> bool:
     """``6월`` is six months (not June) after a year count (``1년 6월``) or before 간/이내/이하…"""
     if _PERIOD_MONTH_CONTEXT.match(t, end):
         return True
-    return bool(re.search(r"\d\s?년\s?$", t[max(0, start - 6):start]))
+    return bool(_YEAR_COUNT_BEFORE.search(t[max(0, start - 6):start]))
 
 
 def _numbers(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
@@ -318,7 +327,7 @@ def _numbers(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
         value = Fraction(m.group(1).replace(",", ""))
         scale = m.group(2)
         if scale:
-            value *= {"thousand": 1000, "million": 10 ** 6, "billion": 10 ** 9, "만": 10 ** 4, "억": 10 ** 8}[scale]
+            value *= _MONEY_SCALES[scale]
         spans.take(m.start(), m.end())
         out.append(_q(value, MONEY_PREFIX_UNITS[sym.group(0) if sym else "$"], "money", t, m.start(), m.end()))
     found: list[tuple[int, int, Fraction, bool]] = []  # start, end, value, english scale
@@ -326,7 +335,7 @@ def _numbers(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
         if spans.free(m.start(), m.end()):
             v = parse_korean_number(m.group(0))
             end = m.end()
-            mm = re.match(r"\s(thousand|million|billion)\b", t[end:])
+            mm = _EN_SCALE_AFTER.match(t[end:])
             if v is not None and mm:
                 v *= ENGLISH_MAGNITUDES[mm.group(1)]
                 end += mm.end()
@@ -374,7 +383,8 @@ def _numbers(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
         u, uend = hit
         unit, kind, factor = u.unit, u.kind, u.factor
         text_unit = t[end:uend].strip()
-        if text_unit.startswith("년") and not text_unit.startswith("년간") and 1800 <= v <= 2100 and v.denominator == 1:
+        years = text_unit.startswith(ko_quantities.YEAR_UNIT) and not text_unit.startswith(ko_quantities.YEARS_DURATION)
+        if years and 1800 <= v <= 2100 and v.denominator == 1:
             unit, kind, factor = "year", "date", Fraction(10000)
         for ps, pe, pv in pending:  # 10~20일, 3, 5, 7일: the unit belongs to each number of the run
             out.append(_q(pv * factor, unit, kind, t, ps, pe, pv))
@@ -408,7 +418,8 @@ def _native(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
         word, counter = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
         if not spans.free(m.start(), m.end()):
             continue
-        if word == "한" and counter == "사람" and re.search(r"[을를]\s$", t[max(0, m.start() - 2):m.start()]):
+        if (word, counter) == ko_quantities.VERB_NOT_COUNT and \
+                _OBJECT_PARTICLE_BEFORE.search(t[max(0, m.start() - 2):m.start()]):
             continue  # 위반을 한 사람: a verb, not "one person"
         unit, kind, factor = NATIVE_COUNTERS[counter]
         v = Fraction(NATIVE_NUMERALS[word])
@@ -425,12 +436,13 @@ def _native(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
             if u is None:
                 continue
             spans.take(m.start(), m.end())
-            rate = m.group(1).lower() != "one" and m.start() > 0 and bool(re.search(r"\d\s*\S*\s*$", t[:m.start()]))
+            rate = m.group(1).lower() != en_quantities.ONE and m.start() > 0 \
+                and bool(re.search(r"\d\s*\S*\s*$", t[:m.start()]))
             out.append(_q(u[0].factor, u[0].unit, u[0].kind, t, m.start(), m.end(), Fraction(1), rate=rate))
 
 
 def _rates(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
-    native = any(w in t for w in ("한 ", "두 ", "세 ", "하루", "이틀", "사흘"))
+    native = any(w in t for w in ko_quantities.NATIVE_RATE_HINTS)
     for m in RATE_PREFIX.finditer(t) if native else _scan(RATE_PREFIX, t, spans):
         if spans.free(m.start(1), m.end(1)):
             unit, factor = RATE_PREFIX_UNITS[m.group(1)]
@@ -447,7 +459,7 @@ def _rates(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
 
 _HAS_DIGIT = re.compile(r"\d")
 _HAS_LATIN = re.compile(r"[A-Za-z$€₩]")
-_HAS_HANGUL_MAGNITUDE = re.compile(r"[십백천만억]")
+_HAS_HANGUL_MAGNITUDE = re.compile(ko_quantities.MAGNITUDE)
 
 
 @lru_cache(maxsize=20_000)
@@ -460,7 +472,7 @@ def extract_quantities(text: str) -> tuple[Quantity, ...]:
     latin = _HAS_LATIN.search(t) is not None
     if digits:
         _dates(t, spans, out, latin)
-    if "제" in t or digits or latin:
+    if ko_quantities.REFERENCE_PREFIX in t or digits or latin:
         _references(t, spans, out, latin)
     _ratios(t, spans, out, latin)
     _rates(t, spans, out, latin)

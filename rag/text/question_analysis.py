@@ -31,43 +31,33 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from rag.lang import HANGUL_SYLLABLE_RUN, HANGUL_SYLLABLES, detect_language
+from rag.lang.en import questions as en_questions
+from rag.lang.ko import questions as ko_questions
 from rag.text.analyzers import EnglishAnalyzer, korean_morphemes
 from rag.text.conditions import against_limit, asked_limit
-from rag.lang import HANGUL_SYLLABLE_RUN, detect_language
-from rag.text.questions import QUANTITY_KINDS, YES_NO, FactKind, wanted_fact
+from rag.text.questions import OTHER_FACT, QUANTITY_KINDS, YES_NO, FactKind, wanted_fact
 
 NOUN_WEIGHT = 1.0
 MINOR_WEIGHT = 0.4  # verb/adjective stems and one-syllable nouns: they say little on their own
 
-# Interrogatives and the asked unit that follows 몇 (a part of the question's form, not its subject).
-_KO_ASK = (r"몇\s*(?:퍼센트|%|프로|분의\s*몇|분의|배|시간|분|일|주일|주|개월|달|년|번|회|명|차례|개|건|곳|층|살|세|원|만\s*원|등급|[가-힣]+)?"
-           r"|며칠|얼마(?:나)?|언제|누가|누구|어디|어느\s*[가-힣]+|무슨\s*[가-힣]+|어떤\s*경우|어떻게")
-_EN_ASK = (r"\bhow\s+(?:many|much|long|often|soon|old)(?:\s+(?:hours?|minutes?|days?|weeks?|months?|years?|times?|"
-           r"people|persons|members))?(?:\s+(?:a|per|each|every)\s+(?:day|week|month|year))?\b|\bwhat\s+(?:percentage|percent|rate|share|fraction|age)\b|\bwhen\b|"
-           r"\bwho(?:m)?\b|\bwhere\b|\bwhich\s+(?:body|office|team|person)\b")
-_ASK = re.compile(f"{_KO_ASK}|{_EN_ASK}", re.IGNORECASE)
-_HOUR_GRAIN = re.compile(r"몇\s*(?:시간|분)|how\s+many\s+(?:hours?|minutes?)", re.IGNORECASE)
-_YEAR_GRAIN = re.compile(r"몇\s*년|how\s+many\s+years?", re.IGNORECASE)
-_DAY_GRAIN = re.compile(r"며칠|몇\s*(?:일|주일|주|개월|달)|how\s+many\s+(?:days?|weeks?|months?)", re.IGNORECASE)
+# Interrogatives and the asked unit that follows 몇 / how many (a part of the question's form, not its
+# subject), and the asked grain of a duration: Korean alternatives first.
+_ASK = re.compile(f"{ko_questions.ASKED}|{en_questions.ASKED}", re.IGNORECASE)
+_HOUR_GRAIN = re.compile(f"{ko_questions.HOURS_ASKED}|{en_questions.HOURS_ASKED}", re.IGNORECASE)
+_YEAR_GRAIN = re.compile(f"{ko_questions.YEARS_ASKED}|{en_questions.YEARS_ASKED}", re.IGNORECASE)
+_DAY_GRAIN = re.compile(f"{ko_questions.DAYS_ASKED}|{en_questions.DAYS_ASKED}", re.IGNORECASE)
 # 몇 + a counter the quantity kinds do not cover (몇 급, 몇 호봉, 몇 층, 몇 데시벨): the answer must
 # write a number with that counter.
-_COUNTER = re.compile(r"몇\s*(급|호봉|등급|층|데시벨|킬로그램|킬로미터|미터|평|제곱미터|학년|차)(?=부터|까지|이상|이하|이|은|는|을|를|에|인|의|짜리|[^가-힣]|$)")
+_COUNTER = re.compile(ko_questions.COUNTER_ASKED)
 
 # Words a question uses that say nothing about its subject.
-_KO_GENERIC = frozenset({
-    "며칠", "얼마", "얼마나", "몇", "무엇", "뭐", "언제", "어디", "누구", "누가", "어떤", "어떻게", "어느", "무슨", "왜", "경우", "때", "것", "수",
-    "등", "정도", "관련", "대하", "알", "궁금", "있", "없", "되", "하", "이", "그", "저", "좀", "제", "저희", "우리", "안", "내", "이내", "까지",
-    "본인", "자신", "당사자", "만약", "만일",
-    "최대", "최소", "이상", "이하", "기준", "하루", "일주일", "주당", "한달", "매일", "매주", "매월", "매년", "연간", "월간", "동안", "기간", "가능", "해당", "받", "주", "나오", "가", "오", "알려주", "말", "건가", "인가", "르",
-})
-_EN_GENERIC = frozenset({
-    "mani", "much", "long", "often", "soon", "old", "get", "need", "allow", "take", "use", "make", "give", "tell",
-    "know", "want", "like", "per", "also", "pleas", "ani", "any", "daili", "weekli", "monthli", "annual", "maximum", "minimum", "exact", "actual", "long", "abl", "requir",
-})
+_KO_GENERIC = ko_questions.GENERIC_WORDS
+_EN_GENERIC = en_questions.GENERIC_STEMS
 _KIWI_NOUNS = ("NNG", "NNP", "XR", "SL", "SH")
 _KIWI_STEMS = ("VV", "VA")
 _EN = EnglishAnalyzer(stem=True, stopwords=True)
-_KO_SUFFIX = re.compile(r"(?:에서는|에게는|으로는|이라도|에서|에게|으로|까지|부터|이나|에는|에도|이랑|랑|하고|은|는|이|가|을|를|의|에|도|와|과|로|만)$")
+_KO_SUFFIX = re.compile(ko_questions.PARTICLE_ENDING)
 
 
 @dataclass(frozen=True)
@@ -143,7 +133,7 @@ class QuestionAnalysis:
         어디에``): Korean nouns of weight 1 directly followed by the topic particle."""
         compact = _compact(self.text)
         return tuple(t for t in self.key_terms if t.hangul and t.weight >= NOUN_WEIGHT
-                     and re.search(re.escape(t.form) + "(?:은|는)", compact))
+                     and re.search(re.escape(t.form) + ko_questions.TOPIC_PARTICLE, compact))
 
     def silent_topics(self, texts: Sequence[str]) -> tuple[str, ...]:
         """The question's topics when none of them is spoken of (:func:`stem_found`) in any of
@@ -179,7 +169,7 @@ class QuestionAnalysis:
         return asked_limit(self.text)
 
 
-_VERB_MAKER = "[하한할함해했되된될됨돼됐]"  # 하다 / 되다 after a noun: 근무하다, 지정되다
+_VERB_MAKER = ko_questions.VERB_MAKER  # 하다 / 되다 after a noun: 근무하다, 지정되다
 PIECE_CREDIT = 0.4  # a compound not found whole counts this share of its pieces found
 
 
@@ -232,7 +222,7 @@ def stem_found(term: KeyTerm, text: str) -> bool:
 
 
 # One-syllable suffixes that make another noun of a stem: 이용자 and 이용권 do not speak of 이용료.
-NOUN_SUFFIXES = frozenset("자료비금세권액율률표증처")
+NOUN_SUFFIXES = ko_questions.NOUN_SUFFIXES
 
 
 def term_found(term: KeyTerm, text: str) -> bool:
@@ -305,7 +295,7 @@ def _korean_terms(q: str, asked: list[tuple[int, int]]) -> list[KeyTerm]:
     out: list[KeyTerm] = []
     if morphs is None:
         for m in re.finditer(r"\S+", q):
-            w = re.sub(r"[^가-힣]", "", m.group())
+            w = re.sub(f"[^{HANGUL_SYLLABLES}]", "", m.group())
             w = _KO_SUFFIX.sub("", w) or w
             if w and w not in _KO_GENERIC and _outside(asked, m.start(), m.end()):
                 out.append(KeyTerm(w, NOUN_WEIGHT if len(w) >= 2 else MINOR_WEIGHT, True, m.start()))
@@ -381,7 +371,7 @@ def _grain(text: str, kind: str) -> str:
     return "days" if _DAY_GRAIN.search(text) else ""
 
 
-_PLACE = re.compile(r"어디|\bwhere\b", re.IGNORECASE)
+_PLACE = re.compile(f"{ko_questions.PLACE_ASKED}|{en_questions.PLACE_ASKED}", re.IGNORECASE)
 
 
 def _part_kind(asked: str, text: str) -> FactKind:
@@ -390,7 +380,7 @@ def _part_kind(asked: str, text: str) -> FactKind:
     if _PLACE.search(asked):
         return "who"
     own = wanted_fact(asked)
-    return own if own != "other" else wanted_fact(text)
+    return own if own != OTHER_FACT else wanted_fact(text)
 
 
 def _parts(q: str, terms: tuple[KeyTerm, ...]) -> tuple[QuestionPart, ...]:

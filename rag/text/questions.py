@@ -23,7 +23,11 @@ import unicodedata
 from functools import lru_cache
 from typing import Literal
 
+from rag.lang.en import questions as en_questions
+from rag.lang.ko import questions as ko_questions
+
 FactKind = Literal["deadline", "period", "amount", "ratio", "count", "who", "condition", "yesno", "other"]
+OTHER_FACT: FactKind = "other"  # what wanted_fact says when no rule matches (a fact kind, not a language)
 
 # Quantity kinds (rag.text.facts.Quantity.kind) that can answer each numeric question kind.
 QUANTITY_KINDS: dict[str, frozenset[str]] = {
@@ -34,23 +38,13 @@ QUANTITY_KINDS: dict[str, frozenset[str]] = {
     "count": frozenset({"count"}),
 }
 
-_YES_NO = (r"(?:수\s*있|해야\s*하|하여야\s*하|되|가능한|필요한|맞)(?:나요|습니까|는지|을까요|나|니)\s*\??\s*$|"
-           r"^\s*(?:can|could|may|must|should|is|are|do|does|did|will|shall|have)\b")
-_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(p, re.IGNORECASE)) for k, p in (
-    ("deadline", r"언제\s*까지|며칠\s*(?:이내|안에|내에|전까지|전에)|몇\s*(?:일|주|개월|달|년|시간)\s*(?:이내|안에|내에|전까지|전에)|"
-                 r"기한|마감|by when|deadline|within how (?:many|long)|how (?:soon|quickly)"),
-    ("ratio", r"몇\s*(?:퍼센트|%|프로)|비율|몇\s*분의|몇\s*배|지급률|요율|\bpercent(?:age)?\b|\bratio\b|\brate\b|"
-              r"what (?:share|fraction|proportion)|how many times (?:more|higher|larger)"),
-    ("period", r"며칠|몇\s*(?:일|주|주일|개월|달|년|시간|분)(?:간|동안)?|(?<![장단])기간(?!제)|얼마\s*(?:동안|나\s*오래|간)|얼마나\s*(?:오래|걸)|"
-               r"how long|how many (?:days|weeks|months|years|hours|minutes)|for how long"),
-    ("count", r"몇\s*(?:번|회|명|차례|개|건|곳|층|살|세)|나이|횟수|인원|how old|what age|how many (?:times|people|persons|members|rooms|items)?|"
-              r"how often"),
-    ("amount", r"얼마|금액|몇\s*(?:원|만\s*원)|비용|수당|how much|\b(?:fee|cost|price|amount)\b|per[- ]diem|\blimit\b"),
-    ("who", r"누가|누구|어느\s*(?:기관|부서|사람|곳)|어떤\s*(?:기관|사람|부서)|\bwho\b|\bwhom\b|which (?:body|office|team|person)"),
-    ("condition", r"어떤\s*경우|어느\s*경우|무슨\s*경우|조건|요건|언제(?!\s*까지)|in what case|under what|\bwhen\b|"
-                  r"what (?:conditions|circumstances)|in which case"),
-    ("yesno", _YES_NO),
-))
+# The kinds, in the order their rules are checked (yes/no last): each rule is the kind's Korean alternatives,
+# then its English ones.
+_KINDS = ("deadline", "ratio", "period", "count", "amount", "who", "condition")
+_YES_NO = f"{ko_questions.YES_NO_ENDING}|{en_questions.YES_NO_OPENING}"
+_PATTERNS = {k: f"{ko_questions.FACT_QUESTIONS[k]}|{en_questions.FACT_QUESTIONS[k]}" for k in _KINDS}
+_PATTERNS["yesno"] = _YES_NO
+_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(p, re.IGNORECASE)) for k, p in _PATTERNS.items())
 YES_NO = dict(_RULES)["yesno"]  # how a yes/no question ends (할 수 있나요, 해야 하나요; can I, must I)
 
 
@@ -61,4 +55,4 @@ def wanted_fact(question: str) -> FactKind:
     for kind, pat in _RULES:
         if pat.search(q):
             return kind  # type: ignore[return-value]
-    return "other"
+    return OTHER_FACT

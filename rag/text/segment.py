@@ -49,6 +49,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from rag.lang.ko import segments as ko_segments
+from rag.lang.ko import statute as ko_statute
 from rag.text.structure import (
     HANGUL_ENUMERATORS,
     LEVEL_CONTINUE,
@@ -98,9 +100,13 @@ _ABBREVIATIONS = frozenset({
 _NOTE_END = re.compile(rf"(?:{NOTE.pattern})$")
 _NOTE_ONLY = re.compile(rf"(?:\s|[.,;:]|{NOTE.pattern})*")
 _ENUM_ONLY = re.compile(
-    rf"(?:\*\*)?(?:\d{{1,3}}(?:의\d{{1,2}})?\\?\.|[{HANGUL_ENUMERATORS}]\\?\.|\(?(?:\d{{1,2}}|[{HANGUL_ENUMERATORS}])\)"
+    rf"(?:\*\*)?(?:{ko_statute.ITEM_NUMBER}\\?\.|[{HANGUL_ENUMERATORS}]\\?\."
+    rf"|\(?(?:\d{{1,2}}|[{HANGUL_ENUMERATORS}])\)"
     rf"|[{PARAGRAPH_MARKS}]|[-*+•○●◦▪■□※])(?:\*\*)?"
 )
+
+_ITEM_NUMBER = re.compile(ko_statute.ITEM_NUMBER)  # 1, 12, 1의2
+_LOCATOR_WORD = re.compile(ko_segments.LOCATOR_WORD)
 
 
 @dataclass(frozen=True)
@@ -168,7 +174,7 @@ def _is_end(text: str, m: re.Match, inside: bytes) -> bool:
         if w_plain[-1:].isdigit():
             if nxt.isdigit() or _DATE_END.search(window):
                 return False  # 2024. 6. 28.
-            if re.fullmatch(r"\d{1,3}(?:의\d{1,2})?", w_plain):
+            if _ITEM_NUMBER.fullmatch(w_plain):
                 word_start = m.start() - len(word.group(1)) if word else m.start()
                 if _enumerator_context(text, word_start, nxt):
                     return False  # "1. 밀폐공간의 위험성", "<개정 …> 1. 작업장소는"
@@ -397,4 +403,4 @@ def _cut_splits_token(text: str, p: int) -> bool:
         return True  # "2024. 6. 28."
     if re.fullmatch(r"[\d,.]*\d", w) and nxt.isdigit():
         return True  # "1 000"
-    return _ENUM_ONLY.fullmatch(w) is not None or re.fullmatch(r"제\d+(?:조|항|호)(?:의\d+)?", w) is not None
+    return _ENUM_ONLY.fullmatch(w) is not None or _LOCATOR_WORD.fullmatch(w) is not None

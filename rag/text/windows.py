@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from rag.lang import HANGUL_SYLLABLES
+from rag.lang.ko import segments as ko_segments
 from rag.text.lexical import content_terms
 from rag.text.polarity import clause_polarity, clean_clause, strip_brackets
 from rag.text.quantities import extract_quantities, normalize_facts
@@ -30,8 +32,10 @@ __all__ = ["EvidenceClause", "EvidenceText", "Window", "aligned_windows", "claus
 EvidenceText = str | tuple[str, ...]  # one text, or the texts of several cited blocks
 
 # clause ends: a connective ending before a comma (하며, / 하고, / 하되, / 하나,), 며 before a space, or ';'
-_CLAUSE_CUT = re.compile(r"(?<=[며고되나])\s*,\s+|(?<=지만)\s*,?\s+|(?<=는데),\s+|(?<=[며])\s+(?=[^\s])|(?<=[가-힣]이고)\s+(?=[^\s])|;\s*|(?<=[a-z0-9)]),\s+(?=(?:and|but|or|while|whereas|although|though)\s)|\s+(?=(?:but|whereas)\s)")
-_ITEM = re.compile(r"^\s*(?:\d{1,3}|[가-하])\s?\\?\.\s")
+_CLAUSE_CUT = re.compile(ko_segments.CLAUSE_CUTS + r"|;\s*"
+                         r"|(?<=[a-z0-9)]),\s+(?=(?:and|but|or|while|whereas|although|though)\s)|\s+(?=(?:but|whereas)\s)")
+_ITEM = re.compile(r"^\s*(?:\d{1,3}|" + ko_segments.ITEM_LETTER + r")\s?\\?\.\s")
+_LETTER = re.compile(f"[{HANGUL_SYLLABLES}A-Za-z]")
 
 
 def text_terms(text: str) -> frozenset[str]:
@@ -50,7 +54,7 @@ def _cut_clauses(sentence: str) -> list[str]:
         out.append(sentence[pos:m.start()])
         pos = m.end()
     out.append(sentence[pos:])
-    return [p for p in (x.strip(" ,") for x in out) if p and re.search(r"[가-힣A-Za-z]", p)]
+    return [p for p in (x.strip(" ,") for x in out) if p and _LETTER.search(p)]
 
 
 @lru_cache(maxsize=20_000)
@@ -106,7 +110,8 @@ class _Piece:
 _BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|「[^「」]*」")
 # a sentence end inside evidence: a period after a Hangul syllable or a closing bracket, or after a word
 # of English before a capital letter (evidence units only: answers use rag.text.sentences)
-_UNIT_END = re.compile(r"(?<=[가-힣)\]][.?!])\s+|(?<=[.?!][\"'”’])\s+|(?<=[a-z0-9%][.?!])\s+(?=[A-Z가-힣\"“(])|"
+_UNIT_END = re.compile(rf"(?<=[{HANGUL_SYLLABLES})\]][.?!])\s+|(?<=[.?!][\"'”’])\s+"
+                       rf"|(?<=[a-z0-9%][.?!])\s+(?=[A-Z{HANGUL_SYLLABLES}\"“(])|"
                        r"(?<=[。！？])\s*")
 
 
@@ -142,7 +147,7 @@ def _outside_brackets(text: str) -> str:
     return strip_brackets(text, " ")
 
 
-_ANNOUNCES = re.compile(r"다음|아래|(?i:following|as follows|below)|:$")
+_ANNOUNCES = re.compile(ko_segments.ANNOUNCING_WORDS + r"|(?i:following|as follows|below)|:$")
 _TABLE_ROW = re.compile(r"[│|┃]")
 _WORDCHAR = re.compile(r"[^\W_]")
 

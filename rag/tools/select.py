@@ -18,7 +18,7 @@ from rag.index.embedders import Embedder
 from rag.index.store import build_index
 from rag.retrieval.fusion import fuse
 from rag.text.analyzers import Analyzer
-from rag.lang import detect_language
+from rag.lang import OTHER, detect_language
 from rag.tools.format import name_words
 from rag.tools.registry import ToolRegistry, ToolSpec
 from rag.types import Document
@@ -132,13 +132,13 @@ class ToolSelector:
         # The catalogue's language: BM25 cannot match a question in another language (a Korean
         # question against English descriptions), so such questions are ranked by dense alone.
         langs = [detect_language(d.text) for d in docs]
-        self.language = max(sorted(set(langs)), key=langs.count) if langs else "other"
+        self.language = max(sorted(set(langs)), key=langs.count) if langs else OTHER
 
     def analyze(self, question: str) -> QuestionAnalysis:
         q = question.lower()
         named = tuple(p for p in self._products if len(p) >= 2 and _named(p, q))
         lang = detect_language(question)
-        cross = lang != self.language and "other" not in (lang, self.language)
+        cross = lang != self.language and OTHER not in (lang, self.language)
         return QuestionAnalysis(lang, named, cross)
 
     def rank(self, question: str, analysis: QuestionAnalysis | None = None) -> list[ScoredTool]:

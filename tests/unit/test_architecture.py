@@ -302,54 +302,10 @@ def test_the_backend_checker_catches_a_backend_check():
 # -- languages: named only in rag/lang ------------------------------------------------------------------
 # A language's words, patterns and messages live in its profile package (rag/lang/ko, rag/lang/en): outside
 # rag/lang no string holds a Hangul letter (docstrings aside: they are documentation) and nothing compares a
-# value with a language code. The files below still hold some while the move is under way (issue 44); each
-# may hold at most its number, which only goes down, and a file reaching none leaves the table.
+# value with a language code.
 LANG_PKG = PKG / "lang"
 _HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]")
 LANGUAGE_CODES = frozenset({"ko", "en", "other"})
-NOT_YET_MOVED: dict[str, int] = {
-    "rag/answer/addressing.py": 1,
-    "rag/answer/extractive.py": 5,
-    "rag/answer/spans.py": 1,
-    "rag/answer/units.py": 36,
-    "rag/bench/context.py": 21,
-    "rag/bench/documents.py": 10,
-    "rag/bench/entailment.py": 2,
-    "rag/bench/languages.py": 7,
-    "rag/bench/serve.py": 5,
-    "rag/bench/validation.py": 2,
-    "rag/cli/answer.py": 1,
-    "rag/context/exfiltration.py": 117,
-    "rag/context/signals.py": 24,
-    "rag/conversation/rules.py": 25,
-    "rag/documents/docx.py": 7,
-    "rag/documents/hangul.py": 1,
-    "rag/documents/html.py": 7,
-    "rag/documents/hwp.py": 1,
-    "rag/documents/pdf_join.py": 3,
-    "rag/documents/pdf_layout.py": 1,
-    "rag/documents/pdf_paragraphs.py": 3,
-    "rag/evaluation/addressing.py": 1,
-    "rag/evaluation/claims.py": 2,
-    "rag/evaluation/probe_lexicon.py": 130,
-    "rag/evaluation/probes.py": 32,
-    "rag/reader/features.py": 3,
-    "rag/reader/sources.py": 1,
-    "rag/rerank/cross_encoder.py": 1,
-    "rag/rerank/evidence_fit.py": 31,
-    "rag/text/conditions.py": 24,
-    "rag/text/facts.py": 1,
-    "rag/text/lexical.py": 58,
-    "rag/text/numerals.py": 55,
-    "rag/text/polarity.py": 63,
-    "rag/text/quantities.py": 51,
-    "rag/text/question_analysis.py": 86,
-    "rag/text/questions.py": 8,
-    "rag/text/segment.py": 3,
-    "rag/text/units.py": 109,
-    "rag/text/windows.py": 5,
-    "rag/tools/select.py": 1,
-}
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -384,18 +340,9 @@ def language_literals(source: str, module: str = "<module>") -> list[str]:
 
 
 def test_languages_are_named_only_in_rag_lang():
-    over, counts = [], {}
-    for path in FILES:
-        if LANG_PKG in path.parents:
-            continue
-        rel = str(path.relative_to(ROOT))
-        found = language_literals(path.read_text(encoding="utf-8"), rel)
-        counts[rel] = len(found)
-        if len(found) > NOT_YET_MOVED.get(rel, 0):
-            over += found
-    assert over == [], "move these into the language's profile package (rag/lang)"
-    stale = {rel: (n, counts.get(rel, 0)) for rel, n in NOT_YET_MOVED.items() if counts.get(rel, 0) < n}
-    assert stale == {}, "lower NOT_YET_MOVED to what these files hold now (remove a file at 0)"
+    found = [f for path in FILES if LANG_PKG not in path.parents
+             for f in language_literals(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))]
+    assert found == [], "move these into the language's profile package (rag/lang)"
 
 
 def test_rag_lang_imports_nothing_else_from_rag():

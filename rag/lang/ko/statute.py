@@ -21,6 +21,8 @@ _RANK_GROUP = "(" + "|".join(PART_RANKS) + ")"
 # An article's label: 제3조, 제 3 조, 제3조의2. ARTICLE_LABEL captures the numbers, ARTICLE_LABEL_TEXT does not.
 ARTICLE_LABEL = r"제\s*(\d+)\s*조(?:\s*의\s*(\d+))?"
 ARTICLE_LABEL_TEXT = r"제\s*\d+\s*조(?:\s*의\s*\d+)?"
+# An article's label as a citation writes it, without spaces: 제8조, 제8조의2.
+ARTICLE_LABEL_TIGHT = r"제\d+조(?:의\d+)?"
 # An article's title after its label: parentheses holding at most one level of inner parentheses.
 ARTICLE_TITLE = r"\((?:[^()\n\f]|\([^()\n\f]*\)){1,100}\)"
 # A part's label: 제2장, 제1편의2. PART_LABEL captures number, rank and sub-number; PART_LABEL_RANK only the rank.
@@ -40,7 +42,7 @@ NOTE = (
 # What follows an article label that is a reference, not a heading (제5조 및, 제5조에 따른).
 REFERENCE_NEXT = r"(?:및|또는|내지|부터|까지|에서|에|의|와|과|ㆍ|·|,)(?:\s|$)"
 # A citation label as Locator.label writes it: article, then paragraph (항), item (호), sub-item (목).
-CITATION_LABEL = r"(제\d+조(?:의\d+)?)(?:제(\d+)항)?(?:제(\d+)호(?:의(\d+))?)?(?:([가-하])목)?"
+CITATION_LABEL = rf"({ARTICLE_LABEL_TIGHT})(?:제(\d+)항)?(?:제(\d+)호(?:의(\d+))?)?(?:([가-하])목)?"
 
 
 def article_label(number: str, sub: str | None) -> str:
