@@ -48,15 +48,17 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/rag demo --config configs/default.yaml
 
-## The linter first (ruff, configured in pyproject.toml), then all test tiers (unit, model-backed,
-## data-backed and the local-LLM server tier).
+## The linter and the type checker first (ruff and mypy, configured in pyproject.toml), then all test tiers
+## (unit, model-backed, data-backed and the local-LLM server tier).
 test: $(LLM_STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
-## The linter alone.
+## The linter and the type checker alone.
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not models and not data and not llm"

@@ -167,10 +167,11 @@ class GateConfig(Section):
 
 def _abstention_messages() -> dict[str, str]:
     """Every registered language's abstention message (rag.lang profiles), and the English one as the default."""
-    from rag.lang import profile, profiles
+    from rag.lang import profiles
+    from rag.lang.en import ENGLISH
 
-    out = {p.code: p.abstention for p in profiles()}
-    out["default"] = profile("en").abstention
+    out: dict[str, str] = {str(p.code): p.abstention for p in profiles()}
+    out["default"] = ENGLISH.abstention
     return out
 
 

@@ -92,8 +92,9 @@ def dependence(question: str) -> str:
     asks = a.kind != OTHER_FACT
     if a.language == ENGLISH.code:
         words = re.findall(r"[A-Za-z0-9']+", q)
-        if _EN_CONNECTIVE.match(q) and (len(terms) <= 2 or not asks):
-            return f"opens with {_EN_CONNECTIVE.match(q).group(0).strip()!r}"
+        opener = _EN_CONNECTIVE.match(q)
+        if opener and (len(terms) <= 2 or not asks):
+            return f"opens with {opener.group(0).strip()!r}"
         if _EN_PRONOUN.search(q) and len(terms) <= 2:
             return "refers back (it / that / they) with no topic of its own"
         if len(words) <= 4 and not asks:
@@ -101,8 +102,9 @@ def dependence(question: str) -> str:
     else:
         if _KO_ANAPHOR.search(q) or _points_back(q):
             return ko_words.REFERS_BACK_REASON
-        if _KO_STRONG_OPENER.match(q) or (_KO_CONNECTIVE.match(q) and (len(terms) <= 1 or not asks)):
-            return f"opens with {_KO_CONNECTIVE.match(q).group(0).strip(' ,')!r}"
+        opener = _KO_CONNECTIVE.match(q)  # every strong opener is a connective
+        if opener and (_KO_STRONG_OPENER.match(q) or len(terms) <= 1 or not asks):
+            return f"opens with {opener.group(0).strip(' ,')!r}"
         if _KO_UNNAMED_LAW.search(q) and not _law_names(q):
             return "names a decree or the law without naming the law"
         if not asks and _KO_ELLIPSIS.search(q) and not _KO_ASKS.search(q) and len(terms) <= 3:

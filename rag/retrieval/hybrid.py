@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Sequence
+from typing import Any, Sequence
 
 from rag.access.model import Principal, ReaderScope
 from rag.access.scope import reader_scope
@@ -90,7 +90,7 @@ class HybridRetriever:
         """Fused candidates for many queries, embedding them in one batch (evaluation, training, scripts),
         within what ``principal`` (None: anonymous) may read."""
         qs = [check_query(q) for q in queries]
-        vecs = self.embedder.embed_queries(qs) if qs else []
+        vecs: Any = self.embedder.embed_queries(qs) if qs else []
         where = self.restrict(None, principal)
         return [self.fuse(q, self._bm25(self.index, q, self.config.bm25_top_k, where),
                           self.index.search_dense(v, self.config.dense_top_k, where), candidates)

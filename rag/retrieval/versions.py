@@ -92,7 +92,7 @@ def allowed_versions(versions: Iterable[VersionInfo],
         if not dated:  # nothing to compare against: fall back to the latest
             out[doc] = max(vs, key=lambda v: version_key(v.version)).version
             continue
-        in_force = [v for v in dated if v.effective_date <= day]
+        in_force = [v for v in dated if v.effective_date is not None and v.effective_date <= day]
         out[doc] = max(in_force, key=lambda v: (v.effective_date, version_key(v.version))).version \
             if in_force else None
     return out

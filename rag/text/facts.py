@@ -233,7 +233,7 @@ def _document_frequency(text: str) -> tuple[int, dict[str, int]]:
 def _aligned_evidence(evidence: EvidenceText) -> _Aligned:
     windows = windows_of(evidence)
     texts = (evidence,) if isinstance(evidence, str) else evidence
-    n, df = 0, {}
+    n, df = 0, dict[str, int]()
     for text in texts:  # merged per text: each text's counts are cached
         k, d = _document_frequency(text)
         n += k

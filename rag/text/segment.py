@@ -248,7 +248,8 @@ def _build_segments(text: str, newlines: bool) -> tuple[Segment, ...]:
             c -= 1
         if c in ends and m.start() not in mark_at:
             ends.discard(c)
-            ends.add(_MARKERS_AFTER.match(text, m.end()).end())  # "<개정 …> [S1]": the markers come along
+            after = _MARKERS_AFTER.match(text, m.end())  # a starred group: it always matches
+            ends.add(after.end() if after else m.end())  # "<개정 …> [S1]": the markers come along
     cuts |= ends
     # single newlines: hard wraps stay inside a unit
     line_start = 0

@@ -218,6 +218,7 @@ def _build_parse(text: str) -> Structure:
         m = _PART_LINE.match(line)
         if m and not re.search(r"[.!?。]", NOTE.sub("", m.group(2) or "")) and len(line.strip()) <= 80:
             pl = _PART_LABEL.match(m.group(1))
+            assert pl is not None  # _PART_LINE's group 1 is a part label
             label, depth = _part_label(m.group(1)), ko_statute.HEADING_LEVELS[pl.group(2)]
             end = ls + len(line.rstrip())
             marks.append(Mark(ls + m.start(1), "heading", label, LEVEL_SECTION, _heading_text(line), depth, end))
