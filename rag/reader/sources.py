@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag._io import read_jsonl
-from rag.lang.ko import KOREAN
+from rag.lang import profile
 from rag.reader.errors import ReaderDataError
 from rag.reader.inputs import KORQUAD_DEV, KORQUAD_TRAIN, InputFile, InputRecord, Locations, shared, verify
 
@@ -261,7 +261,7 @@ def load_msmarco(loc: Locations) -> Loaded:
                 continue
             qs.append(Question(qid, "dev", qid, ((lang, queries[qid]), (other, other_queries[qid])), queries[qid],
                                (), True, gold=tuple(Gold(p, None) for p in pids)))
-        analyzer = "korean_bigram" if lang == KOREAN.code else "english"
+        analyzer = profile(lang).analyzer  # korean_bigram, english
         tasks.append(Task(f"msmarco-{lang}", "msmarco", lang, analyzer, False, corpus, tuple(qs)))
     return Loaded(tuple(tasks), tuple(records), (), notes)
 
