@@ -2,15 +2,10 @@
 
 Before (d2b583e) / after: passages of the eval sets the quarantine would withhold, and questions past the 4,000-char limit."""
 import json
-import sys
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parents[1]))
-from run import old_sanitize, _chunker  # noqa: E402
-from rag.context.sanitize import injection_signals  # noqa: E402
-from rag.types import Document  # noqa: E402
+from run import old_sanitize, _chunker
+from rag.context.sanitize import injection_signals
+from rag.types import Document
 old = old_sanitize("d2b583e")
 _, chunker = _chunker()
 D = "/work/shared/data"

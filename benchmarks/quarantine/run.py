@@ -56,7 +56,8 @@ def old_sanitize(rev: str):
     src = subprocess.run(["git", "show", f"{rev}:rag/context/sanitize.py"], cwd=ROOT, check=True,
                          capture_output=True, text=True).stdout
     path = Path(tempfile.mkdtemp()) / "sanitize_before.py"
-    path.write_text(src, encoding="utf-8")
+    # rag.text.lang moved to rag.lang (its names unchanged): the old module reads the language facts there
+    path.write_text(src.replace("from rag.text.lang import", "from rag.lang import"), encoding="utf-8")
     spec = importlib.util.spec_from_file_location("sanitize_before", path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules["sanitize_before"] = mod  # dataclasses look their module up

@@ -23,16 +23,15 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT))
 
-from rag.evaluation.answer_dataset import load_answer_dataset  # noqa: E402
-from rag.evaluation.answer_scoring import normalize_fact_text as norm  # noqa: E402
-from rag.text.sentences import strip_markers  # noqa: E402
+from rag.evaluation.answer_dataset import load_answer_dataset
+from rag.evaluation.answer_scoring import normalize_fact_text as norm
+from rag.text.sentences import strip_markers
+
+ROOT = Path(__file__).resolve().parents[3]
 
 DIALOGUES = ROOT / "data/dev/kolaw-dialogues/questions.jsonl"
 FULL = ROOT / "data/dev/kolaw-dialogues/full_questions.jsonl"

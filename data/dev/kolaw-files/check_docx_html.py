@@ -22,19 +22,17 @@ from __future__ import annotations
 import difflib
 import json
 import re
-import sys
 import time
 from pathlib import Path
 
+
+import render_docx_html as render
+
+from rag.documents.docx import DocxLoader
+from rag.documents.files import read_file
+from rag.documents.html import HtmlLoader
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parents[2]))
-
-import render_docx_html as render  # noqa: E402
-
-from rag.documents.docx import DocxLoader  # noqa: E402
-from rag.documents.files import read_file  # noqa: E402
-from rag.documents.html import HtmlLoader  # noqa: E402
 
 _MARKS = re.compile(r"^#{1,6} |\*\*", re.MULTILINE)  # our heading and bold marks
 

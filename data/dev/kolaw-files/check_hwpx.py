@@ -30,25 +30,23 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import time
 import unicodedata
 from pathlib import Path
 
+
+import render_hwpx as render
+from check_docx_html import ratio, throughput  # (the same comparison and speed pass)
+
+from rag.config import load_config
+from rag.documents.files import read_file, to_document
+from rag.documents.hwpx import HwpxLoader
+from rag.documents.manifest import load_manifest
+from rag.index.chunking import Chunker
+from rag.types import Document
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT))
-
-import render_hwpx as render  # noqa: E402
-from check_docx_html import ratio, throughput  # noqa: E402  (the same comparison and speed pass)
-
-from rag.config import load_config  # noqa: E402
-from rag.documents.files import read_file, to_document  # noqa: E402
-from rag.documents.hwpx import HwpxLoader  # noqa: E402
-from rag.documents.manifest import load_manifest  # noqa: E402
-from rag.index.chunking import Chunker  # noqa: E402
-from rag.types import Document  # noqa: E402
 
 _MARKS = re.compile(r"^#{1,6} |\*\*", re.MULTILINE)  # our heading and bold marks
 _HEADING = re.compile(r"^(#{1,6}) (.*)$", re.MULTILINE)

@@ -19,16 +19,15 @@ import difflib
 import json
 import re
 import statistics
-import sys
 import time
 import unicodedata
 from pathlib import Path
 
+
+from rag.documents.pdf import PdfLoader
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-sys.path.insert(0, str(ROOT))
-
-from rag.documents.pdf import PdfLoader  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "data" / "kolaw-dev" / "corpus.jsonl"
 _FOOTER = re.compile(r"(?<!\S)[-–]\s?\d{1,4}\s?[-–](?!\S)")

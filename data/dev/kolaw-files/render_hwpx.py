@@ -43,10 +43,10 @@ import zlib
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
-from render_docx_html import blocks, file_stem, inline_runs, load_corpus  # noqa: E402
+from render_docx_html import blocks, file_stem, inline_runs, load_corpus
+
+HERE = Path(__file__).resolve().parent
 
 NS = {
     "ha": "http://www.hancom.co.kr/hwpml/2011/app", "hp": "http://www.hancom.co.kr/hwpml/2011/paragraph",

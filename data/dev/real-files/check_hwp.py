@@ -36,18 +36,15 @@ import difflib
 import io
 import json
 import re
-import sys
 import time
 import unicodedata
 import zipfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[2]))
 
-from rag.documents.assemble import control_free  # noqa: E402
-from rag.documents.files import read_file  # noqa: E402
-from rag.errors import FileExtractionError  # noqa: E402
+from rag.documents.assemble import control_free
+from rag.documents.files import read_file
+from rag.errors import FileExtractionError
 
 DEFAULT = Path("/work/realfiles")
 PASS_RATIO = 0.9

@@ -51,7 +51,6 @@ import difflib
 import json
 import re
 import subprocess
-import sys
 import time
 import unicodedata
 import zipfile
@@ -59,14 +58,11 @@ from collections import Counter
 from pathlib import Path
 from xml.etree import ElementTree
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[2]))
-sys.path.insert(0, str(HERE))
 
-from check_hwp import files_by_folder  # noqa: E402  (the same walk over a folder of files)
-from rag.documents.assemble import control_free  # noqa: E402
-from rag.documents.files import read_file  # noqa: E402
-from rag.errors import FileExtractionError  # noqa: E402
+from check_hwp import files_by_folder  # (the same walk over a folder of files)
+from rag.documents.assemble import control_free
+from rag.documents.files import read_file
+from rag.errors import FileExtractionError
 
 DEFAULTS = [Path("/work/realfiles/pdf"), Path("/work/realfiles/docx")]
 PASS_RATIO = 0.9
