@@ -11,7 +11,7 @@ from rag.fields import FieldCondition
 Ordering = Literal["rank", "reverse", "edges"]  # how the context orders its blocks (context.ordering)
 
 
-def _freeze(meta: Mapping[str, object] | None) -> Mapping[str, object]:
+def freeze_metadata(meta: Mapping[str, object] | None) -> Mapping[str, object]:
     return MappingProxyType(dict(meta or {}))
 
 
@@ -42,7 +42,7 @@ class Document:
     metadata: Mapping[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "metadata", _freeze(self.metadata))
+        object.__setattr__(self, "metadata", freeze_metadata(self.metadata))
 
     @property
     def key(self) -> tuple[str, str]:

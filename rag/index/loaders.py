@@ -32,7 +32,7 @@ def _read_text(path: Path) -> str:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
 
 
-def _jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+def jsonl_rows(path: Path) -> Iterator[tuple[int, dict]]:
     return parse_jsonl(_read_text(path), path)
 
 
@@ -41,7 +41,7 @@ def load_jsonl_documents(path: str | Path) -> list[Document]:
     ``access`` (``{"groups": [...], "users": [...], "tenant": ...}``, who may read it) optional."""
     p = Path(path)
     docs = []
-    for lineno, obj in _jsonl(p):
+    for lineno, obj in jsonl_rows(p):
         doc_id = obj.get("id", obj.get("_id"))
         text = obj.get("text")
         if not isinstance(doc_id, (str, int)) or str(doc_id).strip() == "":
@@ -186,7 +186,7 @@ def load_beir_corpus(root: str | Path) -> list[Document]:
     if not p.is_file():
         raise DatasetError(f"{root}: no corpus.jsonl (expected the BEIR layout: corpus.jsonl, queries.jsonl, qrels/)")
     docs = []
-    for lineno, obj in _jsonl(p):
+    for lineno, obj in jsonl_rows(p):
         if "_id" not in obj:
             raise DatasetError(f"{p}:{lineno}: missing '_id'")
         title = str(obj.get("title") or "")
@@ -227,7 +227,7 @@ def load_beir(root: str | Path, split: str) -> BeirDataset:
     qp = r / "queries.jsonl"
     if not qp.is_file():
         raise DatasetError(f"{r}: no queries.jsonl")
-    queries = {str(o["_id"]): str(o.get("text", "")) for _, o in _jsonl(qp) if str(o.get("_id")) in qrels}
+    queries = {str(o["_id"]): str(o.get("text", "")) for _, o in jsonl_rows(qp) if str(o.get("_id")) in qrels}
     missing = sorted(set(qrels) - set(queries))
     if missing:
         logger.warning("%d qrels queries have no text in queries.jsonl (first: %s); skipped", len(missing), missing[0])

@@ -75,7 +75,7 @@ def build_classifier(layers: int | None = None, labels: int = 1) -> "transformer
     import torch
     from transformers import BertForSequenceClassification
 
-    from rag.index.e5_convert import _hf_state_dict, bert_config
+    from rag.index.e5_convert import hf_state_dict, bert_config
 
     w = _e5_weights()
     n = w.layers if layers is None else layers
@@ -88,7 +88,7 @@ def build_classifier(layers: int | None = None, labels: int = 1) -> "transformer
     torch.manual_seed(0)  # the head's init is part of the recipe
     model = BertForSequenceClassification(cfg)
     sd = {}
-    for k, v in _hf_state_dict(w).items():
+    for k, v in hf_state_dict(w).items():
         if k.startswith("encoder.layer.") and int(k.split(".")[2]) >= n:
             continue
         sd["bert." + k] = torch.from_numpy(np.ascontiguousarray(v))

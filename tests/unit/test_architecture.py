@@ -155,6 +155,28 @@ def test_the_checker_catches_what_it_should(monkeypatch):
     assert any("rag.lang" in c and "rag.text.lexical" in c for c in _cycles())
 
 
+def private_imports(source: str, module: str) -> list[str]:
+    """``from rag.X import _name`` in ``module`` where ``rag.X`` is another unit: a private name is its
+    unit's own business (make it public where another unit needs it)."""
+    bad = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("rag.") and not node.level \
+                and unit_of(node.module) != unit_of(module):
+            bad += [f"{module}:{node.lineno} imports {node.module}.{a.name}, a private name of another unit"
+                    for a in node.names if a.name.startswith("_")]
+    return bad
+
+
+def test_no_private_name_crosses_a_unit():
+    assert [b for p in FILES for b in private_imports(p.read_text(encoding="utf-8"), module_name(p))] == []
+
+
+def test_the_private_import_checker_catches_one():
+    src = "from rag.index.loaders import _read_text, load_folder\nfrom rag.cli.common import _x\n"
+    assert private_imports(src, "rag.cli.answer") == [
+        "rag.cli.answer:1 imports rag.index.loaders._read_text, a private name of another unit"]
+
+
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_import_by_name_string(path):
     tree = ast.parse(path.read_text(encoding="utf-8"))
