@@ -53,7 +53,7 @@ class Language:
     analyzer: str
     abstention: str
     warmup_question: str
-    sources_note: Mapping[str, str] = field(default_factory=dict)
+    sources_note: Mapping[str, str] = field(default_factory=dict, hash=False)
     latin: bool = False
 
     def __post_init__(self) -> None:

@@ -56,6 +56,7 @@ def test_the_builtin_profiles():
     assert source_language_note("How many days?", ["Employees get 15 days."]) == ""
     with pytest.raises(TypeError):
         KOREAN.sources_note["fr"] = "x"  # frozen, to the mapping
+    assert len({KOREAN, ENGLISH, profile("ko")}) == 2  # hashable: a profile can key a cache
 
 
 @pytest.mark.parametrize("kwargs, message", [
