@@ -27,25 +27,28 @@ _LATIN: Language | None = None
 def register(language: Language) -> None:
     """Add ``language`` (or replace the profile of the same code). Raises ValueError when a second
     Latin-script profile is registered: Latin text with no other script can be only one language."""
-    global _SCRIPTS, _LATIN
     with _LOCK:
         latin = [p for p in _PROFILES.values() if p.latin and p.code != language.code]
         if language.latin and latin:
             raise ValueError(f"{language.code}: {latin[0].code} is already the Latin-script language")
         _PROFILES[language.code] = language
-        _SCRIPTS = tuple((p, re.compile(f"[{p.letters}]")) for p in _PROFILES.values() if p.letters)
-        _LATIN = next((p for p in _PROFILES.values() if p.latin), None)
+        _index_scripts()
 
 
 def unregister(code: str) -> None:
     """Remove a profile added with :func:`register` (the built-in ones stay)."""
-    global _SCRIPTS, _LATIN
     if code in (KOREAN.code, ENGLISH.code):
         raise ValueError(f"{code} is built in and cannot be removed")
     with _LOCK:
         _PROFILES.pop(code, None)
-        _SCRIPTS = tuple((p, re.compile(f"[{p.letters}]")) for p in _PROFILES.values() if p.letters)
-        _LATIN = next((p for p in _PROFILES.values() if p.latin), None)
+        _index_scripts()
+
+
+def _index_scripts() -> None:
+    """What detection reads, derived from the profiles (under the lock): each script's pattern, the Latin one."""
+    global _SCRIPTS, _LATIN
+    _SCRIPTS = tuple((p, re.compile(f"[{p.letters}]")) for p in _PROFILES.values() if p.letters)
+    _LATIN = next((p for p in _PROFILES.values() if p.latin), None)
 
 
 def profile(code: str) -> Language | None:
