@@ -41,6 +41,9 @@ class MilvusConfig(Section):
     batch_documents: int = Field(256, gt=0)  # documents per published generation while indexing (a rerun resumes there)
     timeout_s: float = Field(30.0, gt=0)  # per call to the server
     purge_delay_s: float = Field(60.0, ge=0)  # removed rows stay (hidden) this long for requests pinned before the removal
+    # after a writer died or its write failed, the next one waits this long for the requests it still
+    # had in flight to land before reading the state and cleaning up after it (docs/milvus.md#generations)
+    settle_s: float = Field(5.0, ge=0)
     # the document's access tenant as the chunk collection's partition key (set when the collection is
     # made): a tenant's search reads only its partitions, but the engine's BM25 statistics become per
     # partition (docs/milvus.md#tenants); off: tenant is a plain field of the filter expression

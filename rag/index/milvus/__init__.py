@@ -17,7 +17,8 @@ filter ``gen <= g``, so rows being written are invisible and a search sees whole
 Removed documents are hidden at once (their incarnations are listed in the state) and their rows
 are deleted ``purge_delay_s`` later, so a request pinned before the removal can still finish.
 A write that died (a killed server, a killed process) leaves rows above the published generation;
-the next write deletes them first, and ``add`` skips documents already indexed with the same
+the next write deletes them first (after ``settle_s``, so the dead writer's requests still in
+flight have landed: see :func:`~rag.index.milvus.writer.lease`), and ``add`` skips documents already indexed with the same
 text, so rerunning an interrupted ingest completes it with nothing duplicated or lost.
 
 Milvus servers older than 2.5 (the ``milvus`` 2.3.5 package) have no BM25: the collection is made

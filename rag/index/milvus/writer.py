@@ -29,30 +29,86 @@ def lease(cols: Collections, writer: object) -> Iterator[None]:
     (holder, expiry). Milvus has no compare-and-set, so the claim is written, then read back
     after a pause; a lease whose holder is a dead process on this machine, or that expired
     (``LEASE_S``), is taken over. Waits up to ``timeout_s`` for a live holder. ``writer``: the
-    object that writes (its identity is part of the holder's name)."""
+    object that writes (its identity is part of the holder's name).
+
+    A writer that died, or whose write failed, may have requests still in flight to the engine
+    (a killed client's insert or publish the server has received but not applied yet). Read before
+    they land, the state would be the old one and cleaning up after the dead writer would delete
+    a generation it published a moment later. So taking over such a lease first waits
+    ``index.milvus.settle_s`` (from the failure when it is known) for them to land."""
     me = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}:{id(writer)}"
+    holder = _claim(cols, me)
+    _settle(cols, holder, me)
+    failed = True
+    try:
+        yield
+        failed = False
+    except InputError:  # refused before anything was sent (a duplicate, metadata too long): nothing in flight
+        failed = False
+        raise
+    finally:
+        with contextlib.suppress(IndexBackendError):
+            _release(cols, me, failed)
+
+
+def _claim(cols: Collections, me: str) -> dict:
+    """Take the lease for ``me``; returns the row it replaced (its holder, expiry and whether that
+    holder's write failed)."""
     deadline = time.monotonic() + max(cols.settings.timeout_s, 5.0)
     while True:
-        row = cols.meta_get("lease")
-        holder = json.loads(row["body"]) if row else {}
-        free = (not holder or holder.get("owner") == me or holder.get("expires", 0) < time.time()
-                or _dead_here(str(holder.get("owner", ""))))
+        holder = _read_lease(cols)
+        owner = str(holder.get("owner", ""))
+        free = not owner or owner == me or holder.get("expires", 0) < time.time() or _dead_here(owner)
         if free:
             cols.meta_put("lease", {"owner": me, "expires": time.time() + LEASE_S})
             time.sleep(0.05)
-            row = cols.meta_get("lease")
-            if row and json.loads(row["body"]).get("owner") == me:
-                break
+            if _read_lease(cols).get("owner") == me:
+                return holder
         if time.monotonic() > deadline:
             raise IndexBackendError(
-                f"{cols.label}: another writer ({holder.get('owner', '?')}) holds the index; one writer "
+                f"{cols.label}: another writer ({owner or '?'}) holds the index; one writer "
                 f"at a time — retry when it is done (its lease lapses after {LEASE_S:.0f} s if it died)")
         time.sleep(0.2)
-    try:
-        yield
-    finally:
-        with contextlib.suppress(IndexBackendError):
-            cols.meta_put("lease", {"owner": "", "expires": 0})
+
+
+def _read_lease(cols: Collections) -> dict:
+    """The lease row's body; {} when there is none (read twice: an upsert in flight hides the row
+    for a moment)."""
+    for attempt in range(2):
+        row = cols.meta_get("lease")
+        if row is not None:
+            return json.loads(row["body"])
+        if attempt == 0:
+            time.sleep(0.05)
+    return {}
+
+
+def _settle(cols: Collections, holder: dict, me: str) -> None:
+    """Wait for what the previous holder may still have in flight: ``settle_s`` when it died
+    holding the lease, the rest of ``settle_s`` since its write failed when it released it so."""
+    settle = cols.settings.settle_s
+    owner = str(holder.get("owner", ""))
+    if owner and owner != me:
+        wait, why = settle, f"the previous writer ({owner}) died holding the lease"
+    elif holder.get("failed_at"):
+        wait = settle - (time.time() - float(holder["failed_at"]))
+        why = "the previous write failed"
+    else:
+        return
+    wait = min(max(wait, 0.0), settle)
+    if wait > 0:
+        logger.info("%s: %s; waiting %.1f s (index.milvus.settle_s) for its requests in flight to land "
+                    "before cleaning up after it", cols.label, why, wait)
+        time.sleep(wait)
+
+
+def _release(cols: Collections, me: str, failed: bool) -> None:
+    """Give the lease up, if ``me`` still holds it (a holder taken for dead keeps its hands off the
+    new one's); ``failed``: the write did not finish, so the next writer waits for its requests."""
+    if _read_lease(cols).get("owner") != me:
+        logger.warning("%s: the writer lease was taken over before this write released it", cols.label)
+        return
+    cols.meta_put("lease", {"owner": "", "expires": 0, **({"failed_at": time.time()} if failed else {})})
 
 
 def _dead_here(owner: str) -> bool:

@@ -1,8 +1,12 @@
 """Faults of the Milvus backend: an unreachable server, a wrong token, a missing token variable, a
-collection built with another model, and a server killed in the middle of an ingest (the rerun
-completes it with nothing duplicated or lost)."""
+collection built with another model, a server killed in the middle of an ingest (the rerun
+completes it with nothing duplicated or lost), and a writer killed while its publish was still on
+its way to the server."""
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -94,3 +98,73 @@ def test_a_server_killed_mid_ingest_then_a_rerun_completes_it(tmp_path, lite_ser
     local = Pipeline(load_config(write_config(tmp_path / "local"))).new_index(docs)
     assert every == [c.evidence_id for c in local.chunks]
     again.milvus_index().drop()
+
+
+def test_a_dead_writers_late_publish_is_not_undone_by_the_next_writer(tmp_path, lite_server, monkeypatch):
+    """A writer is killed right after sending its publish, and the server applies that publish a
+    second later, after the next writer took the lease over. The next writer waits
+    ``settle_s`` before reading the state, so it writes on top of the dead writer's generation
+    instead of cleaning it away as unpublished: both writes are there afterwards, each chunk once.
+    (With ``settle_s: 0`` the dead writer's documents are deleted after readers saw them.)"""
+    from rag.index.milvus import collections as cols_mod
+    from rag.index.milvus import writer as writer_mod
+
+    docs = load_documents(DEMO_DOCS)[:8]
+    first = milvus_pipeline(tmp_path / "a", uri=lite_server.uri, collection="late", settle_s=2).milvus_index()
+    first.create().add(docs[:4])
+    second = milvus_pipeline(tmp_path / "b", uri=lite_server.uri, collection="late", settle_s=2).milvus_index().open()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    real_publish, landed = cols_mod.Collections.publish, threading.Event()
+
+    def arrives_late(self, view, what):  # the client died; the server applies its request 1 s later
+        def land():
+            real_publish(self, view, what)
+            landed.set()
+        threading.Timer(1.0, land).start()
+
+    def killed_holding_the_lease(cols, me, failed):
+        cols.meta_put("lease", {"owner": f"{socket.gethostname()}:{dead.pid}:0:0", "expires": time.time() + 120})
+
+    with monkeypatch.context() as m:
+        m.setattr(cols_mod.Collections, "publish", arrives_late)
+        m.setattr(writer_mod, "_release", killed_holding_the_lease)
+        first.add(docs[4:6])
+    second.add(docs[6:8])
+    assert landed.wait(30)
+    after = milvus_pipeline(tmp_path / "c", uri=lite_server.uri, collection="late").index
+    assert sorted(after.documents) == sorted(d.key for d in docs)
+    every = [c.evidence_id for c in after.chunks]
+    assert len(every) == len(set(every)) == len(after) == sum(r.n_chunks for r in after.documents.values())
+    assert after.generation == 3
+    after.drop()
+
+
+def test_after_a_failed_write_the_next_writer_waits_for_its_requests(tmp_path, lite_server, monkeypatch, caplog):
+    """A write that failed on an engine call releases the lease marked with the time it failed (its
+    requests may still land); the next writer waits out the rest of ``settle_s`` and says so, and
+    its own clean release clears the mark."""
+    import json
+    import logging
+
+    from rag.index.milvus import collections as cols_mod
+
+    docs = load_documents(DEMO_DOCS)[:4]
+    idx = milvus_pipeline(tmp_path, uri=lite_server.uri, collection="failed", settle_s=1).milvus_index()
+    idx.create().add(docs[:2])
+
+    def fails(view):
+        raise IndexBackendError("simulated: the publish timed out")
+
+    with monkeypatch.context() as m:
+        m.setattr(cols_mod, "_state_body", fails)
+        with pytest.raises(IndexBackendError, match="simulated"):
+            idx.add(docs[2:])
+    held = json.loads(idx.store.meta_get("lease")["body"])
+    assert held["owner"] == "" and held["failed_at"] <= time.time()
+    with caplog.at_level(logging.INFO, logger="rag.index.milvus.writer"):
+        idx.add(docs[2:])
+    assert "the previous write failed" in caplog.text and "settle_s" in caplog.text
+    assert "failed_at" not in json.loads(idx.store.meta_get("lease")["body"])
+    assert sorted(idx.documents) == sorted(d.key for d in docs)
+    idx.drop()
