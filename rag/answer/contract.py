@@ -7,7 +7,7 @@
   free local repair);
 - :class:`Violation`: one typed reason an answer broke the contract;
 - :class:`GenerationRequest` / :class:`GenerationOutput` and the :class:`Generator` protocol
-  that every generator implements.
+  that every generator implements, with the :class:`GeneratorCapabilities` it declares.
 """
 from __future__ import annotations
 
@@ -185,9 +185,43 @@ class GenerationOutput:
     transport_retries: int = 0  # retried HTTP calls inside this attempt
 
 
+@dataclass(frozen=True)
+class GeneratorCapabilities:
+    """What a generator declares it can do beyond answering (its ``capabilities`` attribute), so
+    the pipeline never infers it from a class or a private name. ``tool_calling``: it can drive
+    the tool phase, and its ``client`` is an OpenAI-compatible chat client (seed 004)."""
+
+    tool_calling: bool = False
+
+
+NO_CAPABILITIES = GeneratorCapabilities()
+
+
 class Generator(Protocol):
+    """What every generator implements. ``capabilities``: what it declares beyond answering;
+    ``warm``: load what its first answer would (a model, a client) without asking it anything."""
+
     name: str
+    capabilities: GeneratorCapabilities
 
     def generate(self, request: GenerationRequest) -> GenerationOutput: ...
 
     async def agenerate(self, request: GenerationRequest) -> GenerationOutput: ...
+
+    def warm(self, question: str) -> None: ...
+
+
+def capabilities_of(generator: object) -> GeneratorCapabilities:
+    """The capabilities ``generator`` declares; none for one written before the attribute existed."""
+    caps = getattr(generator, "capabilities", NO_CAPABILITIES)
+    if not isinstance(caps, GeneratorCapabilities):
+        raise TypeError(f"generator {getattr(generator, 'name', generator)!r}: capabilities must be a "
+                        f"GeneratorCapabilities, got {type(caps).__name__}")
+    return caps
+
+
+def warm_generator(generator: object, question: str) -> None:
+    """``generator.warm(question)``; nothing for one written before the method existed."""
+    warm = getattr(generator, "warm", None)
+    if callable(warm):
+        warm(question)

@@ -50,7 +50,8 @@ from typing import TYPE_CHECKING
 
 from rag.answer.addressing import addressing_violations
 from rag.answer.spans import answer_spans
-from rag.answer.contract import AnswerPayload, CitationItem, GenerationOutput, GenerationRequest, TokenUsage
+from rag.answer.contract import (NO_CAPABILITIES, AnswerPayload, CitationItem, GenerationOutput, GenerationRequest,
+                                 TokenUsage)
 from rag.answer.support import check_support
 from rag.answer.support import evidence_text
 from rag.answer.units import (QUESTION_TERMS, SentenceScorer, Unit, case_numbers, holds_asked, idf_recall,  # noqa: F401
@@ -103,6 +104,8 @@ def clean_unit(raw: str) -> str:
 
 class ExtractiveGenerator:
     """No-LLM answers: the source units that answer the question, each cited with itself as the quote."""
+
+    capabilities = NO_CAPABILITIES
 
     def __init__(self, config: GenerationConfig | None = None, scorer: SentenceScorer | None = None, *,
                  validation: ValidationConfig | None = None, head: "UnitHead | None" = None) -> None:
@@ -331,6 +334,11 @@ class ExtractiveGenerator:
         # ② leaves their kinds to a decree) delegates something else.
         deleg = [u.pre for u in ranked if u.delegates and not u.kinds & want and u.block_pos not in stated_in]
         return bool(deleg) and max(deleg) > max((u.pre for u in answering), default=0.0)
+
+    def warm(self, question: str) -> None:
+        """Load the scorer's model: one sentence (the question itself) scored against ``question``."""
+        if self.scorer is not None:
+            self.scorer(question, [question])
 
     def generate(self, request: GenerationRequest) -> GenerationOutput:
         t0 = time.perf_counter()

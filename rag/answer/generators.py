@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlparse
 
-from rag.answer.contract import GenerationOutput, GenerationRequest, Generator, TokenUsage, parse_payload
+from rag.answer.contract import (GenerationOutput, GenerationRequest, Generator, GeneratorCapabilities, TokenUsage,
+                                 parse_payload)
 from rag.answer.extractive import ExtractiveGenerator, SentenceScorer
 from rag.answer.unit_head import unit_head_for
 from rag.answer.llamacpp import LlamaCppGenerator
@@ -77,6 +78,8 @@ def _retry_kind(exc: BaseException) -> Literal["timeout", "retry", "fatal"]:
 class OpenAIGenerator:
     """Chat Completions through the ``openai`` client. The client is created on first use."""
 
+    capabilities = GeneratorCapabilities(tool_calling=True)
+
     def __init__(self, config: GenerationConfig, *, http_client: Any = None,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self.config = config
@@ -118,6 +121,10 @@ class OpenAIGenerator:
                 raise missing_dependency("openai", "core", "the OpenAI-compatible generator") from None
             self._client = openai.OpenAI(**self._client_kwargs())
         return self._client
+
+    def warm(self, question: str) -> None:
+        """Make both clients (nothing is sent)."""
+        _ = self.client, self.aclient
 
     @property
     def aclient(self):

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rag.answer.contract import GenerationOutput, GenerationRequest, TokenUsage, parse_payload
+from rag.answer.contract import NO_CAPABILITIES, GenerationOutput, GenerationRequest, TokenUsage, parse_payload
 from rag.answer.llama_engines import choose_engine, load_chat_model
 from rag.answer.llm_models import resolve_gguf
 from rag.config import GenerationConfig
@@ -78,6 +78,8 @@ class LlamaCppGenerator:
     """Schema-constrained chat completions from a local GGUF. ``base_dir`` resolves a relative
     ``model_path`` (the config file's folder; None: the working directory)."""
 
+    capabilities = NO_CAPABILITIES
+
     def __init__(self, config: GenerationConfig | None = None, *, base_dir: str | Path | None = None) -> None:
         self.config = config if config is not None else GenerationConfig()
         self.base_dir = base_dir
@@ -101,6 +103,11 @@ class LlamaCppGenerator:
             logger.info("loaded %s with %s (n_ctx=%d, n_threads=%s) in %.1fs", path, engine, c.n_ctx, c.n_threads,
                         time.perf_counter() - t0)
         return self._llm
+
+    def warm(self, question: str) -> None:
+        """Load the GGUF in-process (nothing is generated)."""
+        with self._lock:
+            self._load()
 
     def generate(self, request: GenerationRequest) -> GenerationOutput:
         c = self.config

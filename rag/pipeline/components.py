@@ -372,11 +372,11 @@ class Components:
         return hit
 
     def tool_generator(self) -> Generator:
-        """The generator, when it can call tools (an OpenAI-compatible server); else a ConfigError."""
-        from rag.answer.generators import OpenAIGenerator
+        """The generator, when it declares tool calling (an OpenAI-compatible server); else a ConfigError."""
+        from rag.answer.contract import capabilities_of
 
         generator = self.generator
-        if not isinstance(generator, OpenAIGenerator):
+        if not capabilities_of(generator).tool_calling:
             raise ConfigError("answering with tools needs generation.backend: openai (an OpenAI-compatible server "
                               f"with tool calling); this config has {self.config.generation.backend!r}")
         return generator
@@ -398,19 +398,13 @@ class Components:
         self.embedder.embed_queries(["warm up"])
 
     def warm_generator(self, question: str) -> None:
-        """Load the generator's own model without asking it anything: the extractive scorer's (one
-        sentence scored against ``question``), a llama.cpp GGUF; an OpenAI-compatible client is made
-        (nothing is sent). The fallback generator is built too."""
+        """Load the generator's own model without asking it anything (its ``warm``: the extractive
+        scorer's model, a llama.cpp GGUF, an OpenAI-compatible client, with nothing sent). The
+        fallback generator is built too."""
+        from rag.answer.contract import warm_generator
+
         generator, _ = self.generator, self.fallback_generator
-        if self.config.generation.backend == "extractive":
-            scorer = self._extractive_scorer()
-            if scorer is not None:
-                scorer(question, [question])
-        elif callable(load := getattr(generator, "_load", None)):  # llama.cpp: the GGUF, in-process
-            load()
-        else:  # an OpenAI-compatible server: its clients (a test's fake generator may have none)
-            for name in ("client", "aclient"):
-                getattr(generator, name, None)
+        warm_generator(generator, question)
 
 
 def reader_scorer(reranker: CrossEncoderReranker):
