@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from rag.config.base import Section
 from rag.types import Ordering
@@ -118,8 +118,16 @@ class RerankConfig(Section):
     calibration: str | None = None  # calibration.json; None: the one beside the model
 
 
-_LANGS = ("ko", "en", "other")
-LANGUAGE_KEYS = tuple([*_LANGS, *(f"{q}-{d}" for q in _LANGS for d in _LANGS)])
+def language_keys() -> tuple[str, ...]:
+    """The keys ``gate.language_thresholds`` takes: each registered language's code (rag.lang
+    profiles, a language registered later included), ``other``, and every "query-passage" pair."""
+    from rag.lang import OTHER, profiles
+
+    codes = [str(p.code) for p in profiles()] + [str(OTHER)]
+    return tuple([*codes, *(f"{q}-{d}" for q in codes for d in codes)])
+
+
+LANGUAGE_KEYS = language_keys()  # the built-in languages' keys (Korean, English, other)
 
 
 class GateConfig(Section):
@@ -137,7 +145,7 @@ class GateConfig(Section):
     # (en-ko: an English question whose best-scoring candidate is Korean), the threshold of ``signal``
     # in place of ``threshold`` (and of support_threshold when that is unset). A pair wins over its
     # query language. Not for the fallback.
-    language_thresholds: dict[Literal[LANGUAGE_KEYS], float] = Field(default_factory=dict)
+    language_thresholds: dict[str, float] = Field(default_factory=dict)
     # Used when the reranker did not run (disabled, or the query language is not reranked).
     fallback_signal: Literal["dense", "bm25", "fused", "none"] = "dense"
     # None: not set (a built-in default would answer every question). A gate that needs it then takes
@@ -163,6 +171,16 @@ class GateConfig(Section):
     # The corpus the thresholds were fitted on (rag.index.corpus_fingerprint), written by
     # `rag calibrate --auto`; None: fitted elsewhere (the shipped thresholds) or unknown.
     fitted_on: str | None = None
+
+    @field_validator("language_thresholds")
+    @classmethod
+    def _known_languages(cls, value: dict[str, float]) -> dict[str, float]:
+        known = language_keys()
+        unknown = sorted(k for k in value if k not in known)
+        if unknown:
+            raise ValueError(f"unknown language key(s) {', '.join(map(repr, unknown))}: a key is a registered "
+                             f"language's code, 'other', or a 'query-passage' pair of them ({', '.join(known)})")
+        return value
 
 
 def _abstention_messages() -> dict[str, str]:

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from rag.config import ABSTENTION_MESSAGES, RagConfig
+from rag.errors import ConfigError
 from rag.lang import OTHER, Language, LanguageCode, detect_language, profile, profiles, register, unregister
 from rag.lang.en import ENGLISH
 from rag.lang.ko import KOREAN
@@ -116,3 +117,15 @@ def test_removing_it_restores_detection(japanese):
     unregister("ja")
     assert detect_language("この文書の主な内容は何ですか") == OTHER and "ja" not in questions()
     register(japanese)  # for the fixture's teardown
+
+
+def test_a_third_language_can_have_gate_thresholds(japanese):
+    gate = RagConfig().with_overrides({"gate.language_thresholds": {"ja": 0.3, "ja-ko": 0.4, "ko": 0.5}}).gate
+    assert dict(gate.language_thresholds) == {"ja": 0.3, "ja-ko": 0.4, "ko": 0.5}
+
+
+def test_a_threshold_for_a_language_nobody_registered_is_refused_with_its_path():
+    with pytest.raises(ConfigError, match=r"gate\.language_thresholds.*'ja'.*registered language") as err:
+        RagConfig().with_overrides({"gate.language_thresholds": {"ja": 0.3}})
+    assert "ko-en" in str(err.value)  # the keys it would take
+    assert RagConfig().with_overrides({"gate.language_thresholds": {"other-en": 0.2}}).gate.language_thresholds
