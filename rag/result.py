@@ -48,7 +48,7 @@ class AnswerTrace:
     rerank_reason: str
     candidates: tuple[CandidateTrace, ...]
     excluded: tuple[tuple[str, str], ...]  # (evidence_id, reason) the reranker left out
-    manifest: object | None  # rag.context.prompt.Manifest (blocks, budget, drops); None when the gate abstained
+    manifest: object | None  # rag.context.prompt.PromptManifest (blocks, budget, drops); None when the gate abstained
     attempts: tuple  # tuple[rag.answer.loop.AttemptRecord, ...]: status, violations, usage, seconds, request hash
     prompt_tokens: int
     completion_tokens: int

@@ -39,7 +39,7 @@ from rag.answer.llm_models import (
 from rag.answer.validation import (
     CitationCheck,
     CitationValidator,
-    resolve,
+    resolve_citation,
     ResolvedCitation,
     SentenceCheck,
     ValidationReport,
@@ -97,6 +97,6 @@ __all__ = [
     "models_dir",
     "parse_payload",
     "question_of",
-    "resolve",
+    "resolve_citation",
     "resolve_gguf",
 ]

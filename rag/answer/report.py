@@ -1,5 +1,5 @@
 """What validation reports: each citation's and answer sentence's check, the citation as the server proves it
-(:class:`ResolvedCitation`, made by :func:`resolve` from the source map) and the :class:`ValidationReport`
+(:class:`ResolvedCitation`, made by :func:`resolve_citation` from the source map) and the :class:`ValidationReport`
 (:mod:`rag.answer.validation` runs the checks)."""
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ class ValidationReport:
         return tuple(v.code for v in self.violations)
 
 
-def resolve(block: ContextBlock, claim: str, quote: str) -> ResolvedCitation:
+def resolve_citation(block: ContextBlock, claim: str, quote: str) -> ResolvedCitation:
     """A citation from the source map. The locator is made precise to where the quote sits in the
     block (``제618조`` + a quote in item 3 gives ``제618조제3호``)."""
     locator = block.locator

@@ -56,15 +56,15 @@ from rag.errors import ConfigError
 from rag.answer.addressing import addressing_violations
 from rag.answer.contract import AnswerPayload, Violation, ViolationCode, parse_payload
 from rag.answer.entailment import Entail, entailment_violations
-from rag.answer.report import CitationCheck, ResolvedCitation, SentenceCheck, ValidationReport, resolve
+from rag.answer.report import CitationCheck, ResolvedCitation, SentenceCheck, ValidationReport, resolve_citation
 from rag.answer.support import SupportCheck, check_support, decide, evidence_text
 from rag.text.question_analysis import QuestionAnalysis, analyze_question
 from rag.text.sentences import Sentence, answer_sentences, marker_ids, strip_markers
 from rag.text.lexical import find_urls, normalize, quote_found, unmark
-from rag.index.embedders import cosines
+from rag.models.embedders import cosines
 
 if TYPE_CHECKING:
-    from rag.index.embedders import Embedder
+    from rag.models.embedders import Embedder
 
 logger = logging.getLogger(__name__)
 
@@ -415,7 +415,7 @@ class CitationValidator:
                 t0: float) -> ValidationReport:
         resolved: tuple[ResolvedCitation, ...] = ()
         if not violations:
-            resolved = tuple(resolve(source_map[c.source_id], c.claim, c.quote) for c in payload.citations)
+            resolved = tuple(resolve_citation(source_map[c.source_id], c.claim, c.quote) for c in payload.citations)
         if violations:
             logger.info("validation: %d violations (%s)", len(violations),
                         ", ".join(sorted({v.code for v in violations})))

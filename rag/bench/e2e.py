@@ -60,7 +60,7 @@ def run(o: Options) -> Outcome:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from rag.batch import BatchQuestion, BatchRunner, run_info
     from rag.config import BatchConfig, load_config
-    from rag.index import make_embedder
+    from rag.models import make_embedder
     from rag.pipeline import Pipeline
     from rag.rerank import DEFAULT_RERANKER
     from rag.retrieval import HybridRetriever

@@ -84,7 +84,7 @@ def _agreement(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
 
 def run(o: Options) -> Outcome:
     from rag.config import EmbeddingConfig
-    from rag.index import make_embedder
+    from rag.models import make_embedder
 
     texts, source = chunks(o)
     batch = o.batch_size or EmbeddingConfig.default("batch_size")

@@ -179,7 +179,7 @@ def _demo_latency(validator) -> tuple[list[float], int]:
 
 def _embedding(o: Options, sf: list, wi: list, t: float) -> dict:
     from rag.config import EmbeddingConfig
-    from rag.index import make_embedder
+    from rag.models import make_embedder
 
     emb = make_embedder(EmbeddingConfig(backend=o.embedder, threads=1))
 

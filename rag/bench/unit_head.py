@@ -30,7 +30,7 @@ def run(o: Options) -> Outcome:
     from rag.answer.unit_head import UnitHead
     from rag.config import load_config
     from rag.evaluation import unit_training as ut
-    from rag.index.embedders import make_embedder
+    from rag.models.embedders import make_embedder
     from rag.pipeline.components import embedding_scorer
 
     cfg = load_config(repo_path(o.config))

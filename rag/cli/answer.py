@@ -1,10 +1,13 @@
 """``rag search | context | ask | demo``: the live request path from the command line."""
 from __future__ import annotations
 
+import argparse
+
 import json
 from pathlib import Path
 
-from rag.cli.common import announce_gate, cli_principal, cli_where, load_history, make_pipeline, progress_bar
+from rag.cli.common import (DEFAULT_CONFIG, announce_gate, cli_principal, cli_where, filter_options, load_history,
+                            make_pipeline, principal_options, progress_bar)
 from rag.lang.ko.examples import DEMO_QUESTION
 
 
@@ -245,3 +248,43 @@ def _tampered_is_rejected(p, question: str, res) -> bool:
     answer = change(res.answer)
     report = p.validator.validate(AnswerPayload(status="answered", answer=answer, citations=cites), prompt.source_map)
     return "number_mismatch" in report.codes
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """The parsers of ``rag search | context | ask | demo``."""
+    s = sub.add_parser("search", help="hybrid search: fused candidates with per-retriever ranks and scores")
+    s.add_argument("query")
+    s.add_argument("--config", default=DEFAULT_CONFIG)
+    s.add_argument("--top", type=int, default=10)
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    principal_options(s)
+    filter_options(s)
+    s.set_defaults(func=cmd_search)
+
+    s = sub.add_parser("context", help="retrieve and build the budgeted prompt; print its manifest")
+    s.add_argument("question")
+    s.add_argument("--config", default=DEFAULT_CONFIG)
+    s.add_argument("--history", help="JSON file: [{\"role\": \"user\", \"content\": ...}, ...]")
+    s.add_argument("--show-prompt", action="store_true", help="also print the rendered messages")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    principal_options(s)
+    filter_options(s)
+    s.set_defaults(func=cmd_context)
+
+    s = sub.add_parser("ask", help="answer a question with validated citations (or abstain)")
+    s.add_argument("question")
+    s.add_argument("--config", default=DEFAULT_CONFIG)
+    s.add_argument("--history", help="JSON file: [{\"role\": \"user\", \"content\": ...}, ...]")
+    s.add_argument("--json", action="store_true", help="print the whole AnswerResult (with its trace) as JSON")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    principal_options(s)
+    filter_options(s)
+    s.set_defaults(func=cmd_ask)
+
+    s = sub.add_parser("demo", help="index the bundled demo corpus and run its questions")
+    s.add_argument("--config", default=DEFAULT_CONFIG)
+    s.add_argument("--questions", default=None)
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    s.set_defaults(func=cmd_demo)

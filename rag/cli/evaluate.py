@@ -2,11 +2,13 @@
 eval-addressing``: offline evaluation and training."""
 from __future__ import annotations
 
+import argparse
+
 import json
 from pathlib import Path
 
 from rag._io import write_json
-from rag.cli.common import load_cli_config, make_pipeline, progress_bars
+from rag.cli.common import DEFAULT_CONFIG, load_cli_config, make_pipeline, progress_bars
 
 
 def cmd_eval_retrieval(args) -> int:
@@ -277,3 +279,111 @@ def cmd_eval_claims(args) -> int:
         write_json(Path(args.json), out)
         print(f"wrote {args.json}")
     return 0
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """The parsers of ``rag eval-retrieval | train-reranker | calibrate | eval-abstention | eval-answers |
+    eval-claims | eval-addressing``."""
+    _retrieval_and_gate_parsers(sub)
+    _answer_evaluation_parsers(sub)
+
+
+def _retrieval_and_gate_parsers(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("eval-retrieval", help="nDCG/recall/MRR of bm25, dense and hybrid on a BEIR dataset")
+    s.add_argument("--dataset", required=True, help="folder with corpus.jsonl, queries.jsonl, qrels/")
+    s.add_argument("--split", default="test")
+    s.add_argument("--config", default="configs/en.yaml")
+    s.add_argument("--json", help="write the result JSON here")
+    s.add_argument("--max-queries", type=int, default=None)
+    s.add_argument("--holdout", type=int, default=0, metavar="PERCENT",
+                   help="only the queries a training config with this holdout_percent kept out of training")
+    s.add_argument("--reader-split", choices=("train", "calib", "eval"), default=None,
+                   help="only the queries in this split of the reader's data (KorQuAD, MS MARCO; docs/reader.md)")
+    s.add_argument("--no-rerank", action="store_true", help="skip the 'rerank' entry")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    s.set_defaults(func=cmd_eval_retrieval)
+
+    s = sub.add_parser("train-reranker", help="fine-tune a cross-encoder reranker from a training config")
+    s.add_argument("--config", required=True, help="e.g. configs/reranker/minilm-listwise.yaml")
+    s.add_argument("--eval-dataset", default=None, help="BEIR folder whose held-out queries go in the model card")
+    s.add_argument("--eval-config", default="configs/en.yaml")
+    s.add_argument("--eval-holdout", type=int, default=40)
+    s.set_defaults(func=cmd_train_reranker)
+
+    s = sub.add_parser("calibrate", help="fit the gate threshold for a target precision (labelled questions, or "
+                                         "--auto: probe questions built from the indexed corpus)")
+    s.add_argument("--auto", action="store_true",
+                   help="no labels: build answerable and near-miss probe questions from the indexed corpus and fit on them")
+    s.add_argument("--probes", type=int, default=80, help="--auto: answerable probes per corpus language (as many unanswerable)")
+    s.add_argument("--seed", type=int, default=0, help="--auto: which chunks the probes come from")
+    s.add_argument("--as", dest="principal", default=None, help="--auto: build probes only from what this principal may read")
+    s.add_argument("--from-batch", default=None, metavar="RESULTS.jsonl",
+                   help="implies --auto: also fit on the lines of a `rag batch` results file labelled "
+                        "\"label\": right | wrong | should_abstain (docs/rerank-and-gate.md)")
+    s.add_argument("--feedback-weight", type=int, default=None,
+                   help="--from-batch: how many probes one labelled question counts as (default 5)")
+    s.add_argument("--standard-errors", type=float, default=None,
+                   help="--auto: hold the target precision this many standard errors below what the probes measure "
+                        "(default 1; 0: the probes' own precision)")
+    s.add_argument("--dataset", default=None, help="NoMIRACL-style JSONL or SQuAD 2.0 JSON (not with --auto)")
+    s.add_argument("--config", required=True)
+    s.add_argument("--target-precision", type=float, default=None, help="required with --dataset; --auto: default 0.9")
+    s.add_argument("--split", default="all", choices=["all", "calib", "eval", "reader-train", "reader-calib",
+                                                     "reader-eval"],
+                   help="calib/eval: a fixed 50/50 split of the questions (fit on calib, report on eval); "
+                        "reader-*: the reader data's split (docs/reader.md)")
+    s.add_argument("--max-questions", type=int, default=None)
+    s.add_argument("--out", default=None, help="config to write (default: CONFIG with .calibrated.yaml)")
+    s.add_argument("--report", default=None, help="folder for the JSON and PNGs (default results/calibrate-NAME)")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    s.set_defaults(func=cmd_calibrate)
+
+
+def _answer_evaluation_parsers(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("eval-abstention", help="rerank each question's own passages and apply the gate")
+    s.add_argument("--dataset", required=True, help="NoMIRACL-style JSONL or SQuAD 2.0 JSON")
+    s.add_argument("--config", required=True)
+    s.add_argument("--split", default="all", choices=["all", "calib", "eval", "reader-train", "reader-calib",
+                                                     "reader-eval"],
+                   help="calib/eval: a 50/50 hash split; reader-*: the reader data's split (docs/reader.md)")
+    s.add_argument("--max-questions", type=int, default=None)
+    s.add_argument("--json", default=None, help="write the result JSON here")
+    s.add_argument("--compare", default=None, metavar="CALIBRATION_JSON",
+                   help="also apply each signal's threshold from a `rag calibrate` report (e.g. fit on --split calib)")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    s.set_defaults(func=cmd_eval_abstention)
+
+    s = sub.add_parser("eval-answers", help="index a labelled folder, answer its questions and score the answers")
+    s.add_argument("--dataset", required=True, help="folder with corpus.jsonl and questions.jsonl")
+    s.add_argument("--config", default=DEFAULT_CONFIG)
+    s.add_argument("--files", default=None, metavar="FOLDER",
+                   help="index this folder of files (the corpus rendered as PDF, DOCX …) instead of corpus.jsonl")
+    s.add_argument("--questions", action="append", metavar="FILE",
+                   help="more questions (JSONL, same format; a 'history' of earlier turns per question is "
+                        "answered as a follow-up) answered over the dataset's corpus, after its own (repeatable)")
+    s.add_argument("--only-questions", action="store_true",
+                   help="answer only the --questions files, not the dataset's own questions.jsonl")
+    s.add_argument("--json", "--out", dest="json", default=None,
+                   help="write the report (metrics, per-style metrics and per-question rows) here")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    s.set_defaults(func=cmd_eval_answers)
+
+    s = sub.add_parser("eval-claims", help="the validator's support check on labelled (claim, quote) pairs")
+    s.add_argument("--dataset", required=True, help="claims.jsonl: id, doc_id, quote, claim, label")
+    s.add_argument("--config", default=DEFAULT_CONFIG)
+    s.add_argument("--corpus", default=None,
+                   help="corpus JSONL the quotes come from (default: corpus.jsonl next to the claims file)")
+    s.add_argument("--json", default=None, help="write the report (per-label counts and rows) here")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    s.set_defaults(func=cmd_eval_claims)
+
+    s = sub.add_parser("eval-addressing", help="does the validator reject a gold answer given for another question? "
+                                               "(no index, no retrieval)")
+    s.add_argument("--dataset", required=True, help="folder with corpus.jsonl and questions.jsonl (claims.jsonl "
+                                                    "optional)")
+    s.add_argument("--config", default=DEFAULT_CONFIG, help="the validation section is used")
+    s.add_argument("--claims", default=None, help="claims for the paraphrase cases (default: DATASET/claims.jsonl)")
+    s.add_argument("--show", type=int, default=20, metavar="N", help="failures to print (default 20)")
+    s.add_argument("--out", "--json", dest="json", default=None, help="write the report with every pair here")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    s.set_defaults(func=cmd_eval_addressing)

@@ -1,9 +1,11 @@
 """``rag index | add | delete``: build and update the index."""
 from __future__ import annotations
 
+import argparse
+
 from pathlib import Path
 
-from rag.cli.common import progress_bar, make_pipeline
+from rag.cli.common import DEFAULT_CONFIG, make_pipeline, progress_bar
 from rag.cli.files import (EXIT_FILES_FAILED, files_payload, on_error_overrides, print_failures, print_quarantined,
                            write_report)
 
@@ -82,3 +84,43 @@ def cmd_migrate(args) -> int:
           f"{rep.already} already there, {rep.documents} in the source; target now {rep.chunks} chunks "
           f"({rep.seconds:.1f} s){extra}")
     return 0
+
+
+def _file_options(s) -> None:
+    s.add_argument("--on-error", choices=("skip", "fail"), default=None,
+                   help="a file that cannot be read: report it and go on (skip, the default) or stop (fail)")
+    s.add_argument("--report", default=None, help="where to write the per-file JSON report (default: corpus.report)")
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """The parsers of ``rag index | add | delete | migrate``."""
+    s = sub.add_parser("index", help="index the corpus named in the config")
+    s.add_argument("--config", default=DEFAULT_CONFIG)
+    s.add_argument("--force", action="store_true", help="overwrite an index built with another model/analyzer")
+    _file_options(s)
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    s.set_defaults(func=cmd_index)
+
+    s = sub.add_parser("add", help="add documents (JSONL, folder or file) to an existing index")
+    s.add_argument("path")
+    s.add_argument("--config", default=DEFAULT_CONFIG)
+    s.add_argument("--replace", action="store_true", help="make each given document the only version of its id")
+    _file_options(s)
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    s.set_defaults(func=cmd_add)
+
+    s = sub.add_parser("delete", help="delete a document (all versions, or one) from the index")
+    s.add_argument("doc_id")
+    s.add_argument("--version", default=None)
+    s.add_argument("--config", default=DEFAULT_CONFIG)
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    s.set_defaults(func=cmd_delete)
+
+    s = sub.add_parser("migrate", help="copy an index between backends (local <-> Milvus) without re-embedding; "
+                                       "resumable")
+    s.add_argument("--from", dest="source", required=True, metavar="CONFIG", help="config of the index to copy")
+    s.add_argument("--to", dest="target", required=True, metavar="CONFIG", help="config of the index to fill")
+    s.add_argument("--batch-documents", type=int, default=None,
+                   help="documents per published batch (default: the target's index.milvus.batch_documents)")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a value of the --to config")
+    s.set_defaults(func=cmd_migrate)

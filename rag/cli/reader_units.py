@@ -17,7 +17,7 @@ def _generator(config_path: str):
     from rag.answer.extractive import ExtractiveGenerator
     from rag.config import load_config
     from rag.errors import ConfigError
-    from rag.index.embedders import make_embedder
+    from rag.models.embedders import make_embedder
     from rag.pipeline.components import embedding_scorer
 
     cfg = load_config(config_path)

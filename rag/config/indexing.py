@@ -95,7 +95,7 @@ class EmbeddingConfig(Section):
     dim: int = Field(384, gt=0)  # only used by the hashing backend
     cache_dir: str | None = ".rag/cache"
     threads: int | None = Field(None, gt=0)
-    # e5_torch only: dynamic int8 Linear layers but the FFN outputs (rag.index.e5_convert.quantize_int8),
+    # e5_torch only: dynamic int8 Linear layers but the FFN outputs (rag.models.e5_convert.quantize_int8),
     # 1.5-1.8x fp32's speed on 2 cores; vectors agree with fp32 at cosine ~0.996 (min 0.990 on queries),
     # under 0.999, so int8 has its own model id (suffix ":int8"); KorQuAD dense nDCG@10 0.897 vs 0.899
     quantize: bool = False

@@ -153,7 +153,7 @@ class HistoryDecision:
 
 
 @dataclass(frozen=True)
-class Manifest:
+class PromptManifest:
     """What was sent and why (seed 000 §12); no evidence text, so it is safe to log."""
 
     prompt_version: str
@@ -185,7 +185,7 @@ class Manifest:
 class Prompt:
     messages: tuple[Message, ...]
     bundle: ContextBundle
-    manifest: Manifest
+    manifest: PromptManifest
     counter: TokenCounter | None = field(default=None, compare=False, repr=False)  # what counted the budget
     per_message_tokens: int = 0  # chat framing tokens counted per message (context.message_overhead)
 
@@ -305,7 +305,7 @@ class PromptBuilder:
         user = Message("user", user_message(safe_q, bundle.rendered))
         messages = (system, *guide_msgs, *hist_msgs, user)
         prompt_tokens = sum(self._msg_tokens(m) for m in messages)
-        manifest = Manifest(
+        manifest = PromptManifest(
             prompt_version=s.prompt_version,
             tokenizer=self.counter.name,
             budget=terms,

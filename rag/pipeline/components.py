@@ -24,7 +24,7 @@ from rag.errors import ConfigError
 from rag.index.backend import IndexBackend, make_backend
 from rag.index.layout import corpus_fingerprint
 from rag.index.chunking import Chunker
-from rag.index.embedders import CachedEmbedder, Embedder, EmbeddingCache, cosines, make_embedder
+from rag.models.embedders import CachedEmbedder, Embedder, EmbeddingCache, cosines, make_embedder
 from rag.index.loaders import load_guidelines
 from rag.index.protocol import Index
 from rag.rerank.calibration import Calibration

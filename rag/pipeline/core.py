@@ -15,7 +15,7 @@ from rag.errors import InputError
 from rag.fields import parse_fields
 from rag.index.backend import IndexBackend
 from rag.index.chunking import Chunker
-from rag.index.embedders import Embedder
+from rag.models.embedders import Embedder
 from rag.index.loaders import CorpusLoad, check_corpus, check_unique, read_corpus
 from rag.index.protocol import Index, Operation
 from rag.index.updates import Progress, UpdateReport

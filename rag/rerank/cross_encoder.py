@@ -29,7 +29,7 @@ import numpy as np
 
 from rag.config import RerankConfig
 from rag.errors import ModelLoadError, missing_dependency
-from rag.index.quiet import quiet_model_loading
+from rag.models.quiet import quiet_model_loading
 from rag.rerank.calibration import Calibration
 from rag.retrieval.hybrid import check_query
 from rag.lang import OTHER, detect_language

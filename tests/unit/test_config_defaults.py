@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import pytest
 
-from rag import answer, batch, context, index, rerank, retrieval, text
+from rag import answer, batch, context, index, models, rerank, retrieval, text
 from rag.config import RagConfig
 from rag.errors import ConfigError, ConfigValueError
 from rag.text import WhitespaceCounter
@@ -42,7 +42,7 @@ COMPONENTS: list[tuple[str, Callable[[], Any], Callable[[Any], Any], Any]] = [
      lambda c: (c.config, c.top_n, c.blend_weight, c.languages),
      (DEFAULTS.rerank, DEFAULTS.rerank.top_n, DEFAULTS.rerank.blend_weight, DEFAULTS.rerank.languages)),
     ("CitationValidator", lambda: answer.CitationValidator(), lambda c: c.config, DEFAULTS.validation),
-    ("make_embedder", lambda: index.make_embedder(), lambda e: (e.model_id, e.batch_size, e.query_prefix),
+    ("make_embedder", lambda: models.make_embedder(), lambda e: (e.model_id, e.batch_size, e.query_prefix),
      ("st:all-MiniLM-L6-v2", DEFAULTS.embedding.batch_size, DEFAULTS.embedding.query_prefix)),
     ("make_analyzer", lambda: text.make_analyzer(DEFAULTS.bm25.analyzer), lambda a: a.name,
      text.make_analyzer(DEFAULTS.bm25.analyzer, DEFAULTS.bm25.stem, DEFAULTS.bm25.stopwords).name),
@@ -91,7 +91,7 @@ NOT_CONFIG = {
 
 
 def _public_callables():
-    for pkg in (text, index, retrieval, rerank, context, answer):
+    for pkg in (text, models, index, retrieval, rerank, context, answer):
         for name in sorted(pkg.__all__):
             obj = getattr(pkg, name)
             if inspect.isclass(obj):

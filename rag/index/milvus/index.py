@@ -22,7 +22,7 @@ from rag.errors import (
     UnsupportedByBackendError,
 )
 from rag.index.chunking import Chunker
-from rag.index.embedders import Embedder
+from rag.models.embedders import Embedder
 from rag.index.layout import (FORMAT_VERSION, DocumentRecord, IndexParams, RestrictedCache, check_params,
                               chunking_name)
 from rag.index.loaders import check_unique

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from rag.answer import generate_answer
 from rag.config import ContextConfig, GenerationConfig, ValidationConfig
 from rag.context import Evidence
-from rag.index import HashingEmbedder
+from rag.models import HashingEmbedder
 from rag.errors import ConfigError
 from rag.answer import AnswerPayload, CitationItem, ExtractiveGenerator
 from rag.pipeline import Pipeline

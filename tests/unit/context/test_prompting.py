@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from rag.config import ContextConfig
 from rag.context import ContextBuilder, Evidence, neutralize
 from rag.types import Turn
-from rag.index import HashingEmbedder
+from rag.models import HashingEmbedder
 from rag.errors import BudgetError, InputError
 from rag.context import (
     DEFAULT_SYSTEM_PROMPT,

@@ -17,7 +17,7 @@ from rag.errors import (
     IndexNotFoundError,
     InputError,
 )
-from rag.index import HashingEmbedder
+from rag.models import HashingEmbedder
 from rag.index import current_version
 from rag.pipeline import Pipeline
 from rag.types import Document

@@ -22,7 +22,7 @@ from rag.index import (
     load_beir,
     load_beir_corpus,
     load_documents,
-    load_folder,
+    folder_documents,
     read_corpus,
     load_jsonl_documents,
 )
@@ -145,7 +145,7 @@ def test_folder_loader_reads_documents_recursively_sorted(tmp_path):
     assert by_id["b"].metadata["file"] == "b.txt" and by_id["sub/c"].metadata["format"] == "text"
     assert [(f.file, f.reason) for f in load.failures] == [("broken.pdf", "corrupt")]
     assert load.ignored == ("sub/ignored.json",)
-    assert [d.id for d in load_folder(tmp_path)] == ids  # the documents alone
+    assert [d.id for d in folder_documents(tmp_path)] == ids  # the documents alone
 
 
 def test_folder_loader_reports_an_empty_file(tmp_path):

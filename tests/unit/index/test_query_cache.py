@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rag.index.embedders import QueryCache
+from rag.models.embedders import QueryCache
 
 
 class Counting:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rag.answer import AnswerPayload, CitationItem, CitationValidator
-from rag.answer.report import resolve
+from rag.answer.report import resolve_citation
 from rag.config import load_config
 from rag.context.builder import ContextBlock
 from rag.documents.files import read_file
@@ -87,7 +87,7 @@ def test_the_shown_quote_keeps_its_span_page_and_locator_in_the_indexed_text():
     block = ContextBlock("S1", "travel:1:0", "travel", "1", text, 100, 100 + len(text), False, 40, 1.0, 1,
                          title="여비 규정", locator="제8조")
     for quote in ("**②** 공용의 차량을 이용하면", "② 공용의 차량을 이용하면"):  # as indexed (an old index) or as printed
-        r = resolve(block, "운임은 없다.", quote)
+        r = resolve_citation(block, "운임은 없다.", quote)
         assert r.quote == "② 공용의 차량을 이용하면"
         assert r.locator == "제8조제2항"
         assert text[r.quote_start - 100:r.quote_end - 100] == "**②** 공용의 차량을 이용하면"

@@ -8,10 +8,10 @@ import time
 import pytest
 
 from rag.config import ServeConfig
-from rag.serve.auth import Principal as KeyHolder
+from rag.serve.auth import KeyHolder
 from rag.serve.errors import ServiceError
 from rag.serve.nonces import MemoryNonces, SqliteNonces, nonce_store
-from rag.serve.principals import NONCE_HEADER, resolve, sign, signature
+from rag.serve.principals import NONCE_HEADER, request_reader, sign, signature
 
 SECRET = b"s" * 32
 BACKEND = KeyHolder("chatbot", "query", trusted=True, secret=SECRET)
@@ -64,12 +64,12 @@ def _headers(body: bytes, **kw) -> dict[str, str]:
 def test_resolve_refuses_a_replay_with_a_typed_error():
     nonces = MemoryNonces(100)
     h = _headers(b"{}")
-    assert resolve(BACKEND, h, b"{}", ServeConfig(), nonces=nonces).user == "lee"
+    assert request_reader(BACKEND, h, b"{}", ServeConfig(), nonces=nonces).user == "lee"
     with pytest.raises(ServiceError) as e:
-        resolve(BACKEND, h, b"{}", ServeConfig(), nonces=nonces)
+        request_reader(BACKEND, h, b"{}", ServeConfig(), nonces=nonces)
     assert (e.value.code, e.value.status) == ("replayed", 401)
     assert e.value.body("r1")["error"]["code"] == "replayed"
-    assert resolve(BACKEND, _headers(b"{}"), b"{}", ServeConfig(), nonces=nonces).user == "lee"
+    assert request_reader(BACKEND, _headers(b"{}"), b"{}", ServeConfig(), nonces=nonces).user == "lee"
 
 
 def test_a_request_signed_without_a_nonce(monkeypatch):
@@ -79,25 +79,25 @@ def test_a_request_signed_without_a_nonce(monkeypatch):
     h["x-rag-timestamp"] = ts
     h["x-rag-signature"] = signature(SECRET, ts, h["x-rag-principal"], b"{}")  # the form before nonces
     with pytest.raises(ServiceError) as e:
-        resolve(BACKEND, h, b"{}", ServeConfig(), nonces=MemoryNonces(10))
+        request_reader(BACKEND, h, b"{}", ServeConfig(), nonces=MemoryNonces(10))
     assert e.value.code == "unauthorized" and "X-Rag-Nonce" in e.value.message
     assert "principal_require_nonce" in e.value.message
     legacy = ServeConfig(principal_require_nonce=False)  # old clients, knowingly unprotected from replays
-    assert resolve(BACKEND, h, b"{}", legacy, nonces=MemoryNonces(10)).user == "lee"
+    assert request_reader(BACKEND, h, b"{}", legacy, nonces=MemoryNonces(10)).user == "lee"
 
 
 def test_the_nonce_is_signed():
     h = _headers(b"{}")
     h[NONCE_HEADER.lower()] = "x" * 24
     with pytest.raises(ServiceError) as e:
-        resolve(BACKEND, h, b"{}", ServeConfig(), nonces=MemoryNonces(10))
+        request_reader(BACKEND, h, b"{}", ServeConfig(), nonces=MemoryNonces(10))
     assert e.value.code == "unauthorized"
 
 
 def test_a_stale_request_is_refused_before_its_nonce_is_kept():
     nonces = MemoryNonces(10)
     with pytest.raises(ServiceError) as e:
-        resolve(BACKEND, _headers(b"{}", now=time.time() - 1000), b"{}", ServeConfig(), nonces=nonces)
+        request_reader(BACKEND, _headers(b"{}", now=time.time() - 1000), b"{}", ServeConfig(), nonces=nonces)
     assert e.value.code == "unauthorized" and len(nonces) == 0
 
 

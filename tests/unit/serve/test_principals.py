@@ -269,13 +269,13 @@ def test_key_configuration_errors():
 @pytest.mark.parametrize("field, value", [("X-Rag-Timestamp", "١٧٠٠٠٠٠٠٠٠"), ("X-Rag-Principal", "é" * 10)])
 def test_non_ascii_headers_are_refused_not_a_server_error(field, value):
     from rag.config import ServeConfig
-    from rag.serve.auth import Principal as KeyHolder
+    from rag.serve.auth import KeyHolder
     from rag.serve.errors import ServiceError
-    from rag.serve.principals import resolve, sign
+    from rag.serve.principals import request_reader, sign
 
     secret = b"s" * 32
     headers = {k.lower(): v for k, v in sign(secret, b"{}", {"user": "u"}).items()}
     headers[field.lower()] = value
     with pytest.raises(ServiceError) as e:
-        resolve(KeyHolder("chatbot", "query", trusted=True, secret=secret), headers, b"{}", ServeConfig())
+        request_reader(KeyHolder("chatbot", "query", trusted=True, secret=secret), headers, b"{}", ServeConfig())
     assert e.value.code == "unauthorized"

@@ -5,7 +5,7 @@ import pytest
 
 from rag.config import EmbeddingConfig, RagConfig
 from rag.errors import ConfigError
-from rag.index.embedders import TorchE5Embedder, make_embedder
+from rag.models.embedders import TorchE5Embedder, make_embedder
 
 
 def test_int8_e5_torch_has_its_own_model_id():

