@@ -26,10 +26,11 @@ log = logging.getLogger(__name__)
 
 def measurements() -> dict[str, Measurement]:
     """Every measurement by name (``rag bench list``)."""
-    from rag.bench import context, documents, e2e, e2e_steps, embedders, entailment, filtering, injection, languages
-    from rag.bench import milvus_equivalence, reader, rerank, retrieval, serve, support, tools, unit_head, validation
+    from rag.bench import cold, context, documents, e2e, e2e_steps, embedders, entailment, filtering, injection
+    from rag.bench import languages, milvus_equivalence, reader, rerank, retrieval, serve, support, tools, unit_head
+    from rag.bench import validation
 
-    found = (context, documents, e2e, e2e_steps, embedders, entailment, filtering, injection, languages,
+    found = (cold, context, documents, e2e, e2e_steps, embedders, entailment, filtering, injection, languages,
              milvus_equivalence, reader, rerank, retrieval, serve, support, tools, unit_head, validation)
     return {m.MEASUREMENT.name: m.MEASUREMENT for m in sorted(found, key=lambda m: m.MEASUREMENT.name)}
 

