@@ -4,9 +4,18 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal, Mapping
+from typing import TYPE_CHECKING, Literal, Mapping
 
 from rag.rerank.gate import GateDecision
+
+if TYPE_CHECKING:  # the types the trace records; none is needed to build or read one
+    from rag.answer.loop import AttemptRecord
+    from rag.answer.report import CitationCheck, ResolvedCitation
+    from rag.context.prompt import PromptManifest
+    from rag.context.sanitize import QuarantinedEvidence
+    from rag.conversation.model import Resolution
+    from rag.retrieval.versions import SupersededVersion
+    from rag.tools.loop import ToolTrace
 
 Status = Literal["answered", "insufficient_evidence"]
 SourceWarningCode = Literal["source_changed", "source_missing"]
@@ -48,17 +57,17 @@ class AnswerTrace:
     rerank_reason: str
     candidates: tuple[CandidateTrace, ...]
     excluded: tuple[tuple[str, str], ...]  # (evidence_id, reason) the reranker left out
-    manifest: object | None  # rag.context.prompt.PromptManifest (blocks, budget, drops); None when the gate abstained
-    attempts: tuple  # tuple[rag.answer.loop.AttemptRecord, ...]: status, violations, usage, seconds, request hash
+    manifest: PromptManifest | None  # blocks, budget, drops; None when the gate abstained
+    attempts: tuple[AttemptRecord, ...]  # status, violations, usage, seconds, request hash
     prompt_tokens: int
     completion_tokens: int
     config_hash: str
     model_ids: Mapping[str, str]
-    checks: tuple = ()  # tuple[rag.answer.validation.CitationCheck, ...]: per-citation support of the last attempt
-    quarantined: tuple = ()  # tuple[rag.context.sanitize.QuarantinedEvidence, ...]: withheld as suspected_injection
-    tools: object | None = None  # rag.tools.ToolTrace: tool selection and calls (Pipeline.answer(tools=...))
+    checks: tuple[CitationCheck, ...] = ()  # per-citation support of the last attempt
+    quarantined: tuple[QuarantinedEvidence, ...] = ()  # withheld as suspected_injection
+    tools: ToolTrace | None = None  # tool selection and calls (Pipeline.answer(tools=...))
     steps: tuple[tuple[str, float], ...] = ()  # (step name, ms): start, each step of the request path that ran, result
-    resolution: object | None = None  # rag.conversation.Resolution: the follow-up resolved (None: no history)
+    resolution: Resolution | None = None  # the follow-up resolved (None: no history)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "timings_ms", MappingProxyType(dict(self.timings_ms)))
@@ -112,13 +121,13 @@ class AnswerResult:
     question: str
     status: Status
     answer: str
-    citations: tuple = ()  # tuple[rag.answer.validation.ResolvedCitation, ...]
+    citations: tuple[ResolvedCitation, ...] = ()
     reason: str = ""
     trace: AnswerTrace | None = field(default=None, compare=False)
-    superseded: tuple = ()  # tuple[rag.retrieval.versions.SupersededVersion, ...]
-    # rag.conversation.Resolution: what a follow-up was resolved to and why (``question`` stays as
-    # asked); None when the question came without history or resolution is off
-    resolution: object | None = None
+    superseded: tuple[SupersededVersion, ...] = ()
+    # what a follow-up was resolved to and why (``question`` stays as asked); None when the question
+    # came without history or resolution is off
+    resolution: Resolution | None = None
     # cited documents whose source file changed or disappeared since it was indexed (answered only)
     warnings: tuple[SourceWarning, ...] = ()
 

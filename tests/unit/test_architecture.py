@@ -28,12 +28,14 @@ TIERS: dict[str, int] = {
     # as a cross-encoder by rag.rerank, which the pipeline reads it through); nothing below reads rag.reader
     "rag.reader": 5,
     "rag.answer": 5,
-    "rag.result": 6, "rag.tools": 6, "rag.conversation": 6,
-    "rag.pipeline": 7,
-    "rag.batch": 8,
-    "rag.evaluation": 9, "rag.serve": 9,
-    "rag.bench": 10,
-    "rag.cli": 11,
+    "rag.tools": 6, "rag.conversation": 6,
+    # the answer and its trace: above what it records (the tool phase, the follow-up's resolution)
+    "rag.result": 7,
+    "rag.pipeline": 8,
+    "rag.batch": 9,
+    "rag.evaluation": 10, "rag.serve": 10,
+    "rag.bench": 11,
+    "rag.cli": 12,
 }
 FOUNDATION = {u for u, t in TIERS.items() if t == 0}
 # The facade's lazy ``rag.Pipeline`` attribute: importing ``rag`` stays cheap, and
