@@ -211,6 +211,13 @@ class Generator(Protocol):
     def warm(self, question: str) -> None: ...
 
 
+class ToolCallingGenerator(Generator, Protocol):
+    """A generator whose capabilities declare ``tool_calling``: its ``client`` is an
+    OpenAI-compatible chat client the tool phase drives."""
+
+    client: Any
+
+
 def capabilities_of(generator: object) -> GeneratorCapabilities:
     """The capabilities ``generator`` declares; none for one written before the attribute existed."""
     caps = getattr(generator, "capabilities", NO_CAPABILITIES)

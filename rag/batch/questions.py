@@ -216,6 +216,8 @@ def read_questions(path: str | Path, *, format: Literal["auto", "jsonl", "text"]
         except UnicodeDecodeError as exc:
             problems.append(InputProblem(lineno, "malformed", f"not valid UTF-8 (byte {exc.start}: {exc.reason})"))
             continue
+        history: tuple[Turn, ...]
+        gold: dict
         if fmt == "text":
             q = text.strip()
             qid, history, gold, who, where = text_id(q), (), {}, principal, None

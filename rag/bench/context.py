@@ -76,7 +76,8 @@ def candidate_texts(rng: random.Random, n: int, tokens: int, tag: str = "") -> l
 def evidence_from(texts: list[str], rng: random.Random) -> list:
     from rag.context import Evidence
 
-    items, offsets = [], {}
+    items: list[Evidence] = []
+    offsets: dict[str, int] = {}
     scores = sorted((rng.random() for _ in texts), reverse=True)
     for i, (text, score) in enumerate(zip(texts, scores)):
         doc = f"doc-{i % 20:02d}"  # 20 documents, so the per-document cap matters
@@ -107,7 +108,7 @@ def run(o: Options) -> Outcome:
         Guideline("g-refund", en_samples.CONTEXT_REFUND_GUIDELINE,
                   keywords=(ko_samples.CONTEXT_REFUND_KEYWORD, en_samples.CONTEXT_REFUND_KEYWORD)),
     ])
-    history = [Turn(role, text) for role, text in ko_samples.CONTEXT_HISTORY]
+    history = [Turn("user" if role == "user" else "assistant", text) for role, text in ko_samples.CONTEXT_HISTORY]
     question = f"{ko_samples.CONTEXT_QUESTION} {en_samples.CONTEXT_QUESTION}"
     prompt_builder = PromptBuilder(counter, settings, selector)
     builder = ContextBuilder(counter, settings)

@@ -56,7 +56,8 @@ def run(o: Options) -> Outcome:
         if not path.is_file():
             missing.append(str(path))
             continue
-        n, flagged, shown = 0, 0, []
+        n, flagged = 0, 0
+        shown: list[dict[str, str]] = []
         for d in read_jsonl(path):
             n += 1
             signals = injection_signals(f"{d.get('title', '')} {d.get('text', '')}".strip())

@@ -478,7 +478,8 @@ def _order(chosen: list, ordering: str) -> list:
     if ordering == "reverse":
         return list(reversed(chosen))
     # edges: best at the start, second best at the end, and so on toward the middle
-    front, back = [], []
+    front: list = []
+    back: list = []
     for i, item in enumerate(chosen):
         (front if i % 2 == 0 else back).append(item)
     return front + list(reversed(back))

@@ -89,7 +89,7 @@ PACKAGES = ("rag", "numpy", "pydantic", "faiss-cpu", "bm25s", "rank-bm25", "PySt
 
 def environment(models: Mapping[str, str]) -> dict:
     """A run's ``environment.json``: Python, platform, CPUs, package versions, models, git state."""
-    versions = {}
+    versions: dict[str, str | None] = {}
     for name in PACKAGES:
         try:
             versions[name] = importlib.metadata.version(name)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Sequence, cast
 
 from rag.access.model import Principal, ReaderScope
 from rag.access.scope import reader_scope
@@ -37,6 +37,7 @@ from rag.text.tokens import make_counter
 from rag.types import Ordering, SearchResult
 
 if TYPE_CHECKING:
+    from rag.answer.contract import ToolCallingGenerator
     from rag.conversation import QuestionResolver
     from rag.tools import ToolLoop, ToolRegistry, ToolSelector, ToolSpec
 
@@ -371,7 +372,7 @@ class Components:
             self._tool_selectors[tools.specs] = hit
         return hit
 
-    def tool_generator(self) -> Generator:
+    def tool_generator(self) -> "ToolCallingGenerator":
         """The generator, when it declares tool calling (an OpenAI-compatible server); else a ConfigError."""
         from rag.answer.contract import capabilities_of
 
@@ -379,7 +380,7 @@ class Components:
         if not capabilities_of(generator).tool_calling:
             raise ConfigError("answering with tools needs generation.backend: openai (an OpenAI-compatible server "
                               f"with tool calling); this config has {self.config.generation.backend!r}")
-        return generator
+        return cast("ToolCallingGenerator", generator)
 
     def tool_loop(self, tools: "ToolRegistry") -> "ToolLoop":
         """The model-driven tool phase over ``tools`` (one per request: it holds the registry)."""

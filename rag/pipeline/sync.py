@@ -117,7 +117,9 @@ def plan_sync(pipeline: "Pipeline", root: Path, progress: Progress | None = None
     names, _ = candidate_files(root)
     present = {rel for rel in names if not manifest.entry_for(rel).exclude}
     have = indexed_files(dict(pipeline.index.documents) if pipeline.index_exists() else {}, folder)
-    add, update, unchanged = [], [], []
+    add: list[str] = []
+    update: list[str] = []
+    unchanged: list[str] = []
     checked = _counter(progress, "check", len(present))
     for rel in sorted(present):
         if checked is not None:

@@ -84,7 +84,11 @@ def warm(c: "Components") -> Warmup:
     if reranker is not None:
         # One pair through the model (its load and first forward pass) and the calibration file.
         clock.time("reranker", lambda: (reranker.scorer.score(first, ["\x1fwarm-up"], [first]), reranker.calibration))
-    clock.time("components", lambda: (c.check_gate(), c.gate, c.prompt_builder, c.validator))
+    def components() -> None:
+        c.check_gate()
+        _ = (c.gate, c.prompt_builder, c.validator)
+
+    clock.time("components", components)
     clock.time("generator", lambda: c.warm_generator(first))
     generated = c.config.generation.backend == "extractive"
     steps = STEPS if generated else BEFORE_THE_MODEL

@@ -149,7 +149,7 @@ def against_limit(text: str, q: Quantity, limit: str) -> bool:
     ops = _AGAINST.get(limit)
     b = next((b for g in bound_groups(text) for b in g.bounds if (b.quantity.start, b.quantity.end) == (q.start, q.end)),
              None) if ops else None
-    if b is None:
+    if b is None or not ops:
         return False
     if b.op == "gt" and _NEGATED.match(normalize_facts(text)[b.end:]):
         return "le" in ops  # 초과할 수 없다: at most

@@ -210,10 +210,10 @@ def format_result(data: Any, schema: Mapping[str, Any] | None, counter: TokenCou
         text = _render(work, schema, trims, absent)
         tokens = counter.count(text)
     while tokens > max_tokens:  # then leave out the biggest optional fields
-        path = _biggest_field(work, schema)
-        if path is None:
+        field_path = _biggest_field(work, schema)
+        if field_path is None:
             break
-        trims.append(Trim(path, "field"))
+        trims.append(Trim(field_path, "field"))
         text = _render(work, schema, trims, absent)
         tokens = counter.count(text)
     if tokens > max_tokens:  # last resort: cut the text

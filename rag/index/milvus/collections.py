@@ -184,7 +184,8 @@ class Collections:
             documents, incs = dict(view.documents), dict(view.incarnations)
             old = view.generation
             changed = f"(gen_added > {old} and gen_added <= {gen}) or (gen_removed > {old} and gen_removed <= {gen})"
-            gone, new = [], []
+            gone: list[tuple[DocumentRecord, str]] = []
+            new: list[tuple[DocumentRecord, str]] = []
             for row in self.iterate(self.meta, f'kind == "doc" and ({changed})', ["body", "gen_removed"]):
                 (gone if int(row["gen_removed"]) <= gen else new).append(record(row["body"]))
             for rec, inc in gone:

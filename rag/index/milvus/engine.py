@@ -22,7 +22,7 @@ def is_server_uri(uri: str) -> bool:
 def supports_bm25(server_version: str) -> bool:
     """Milvus >= 2.5 and milvus-lite 3.x have the BM25 function and sparse vectors."""
     m = re.search(r"(\d+)\.(\d+)", server_version or "")
-    return bool(m) and (int(m.group(1)), int(m.group(2))) >= (2, 5)
+    return m is not None and (int(m.group(1)), int(m.group(2))) >= (2, 5)
 
 
 class Engine:
@@ -103,7 +103,7 @@ class Timed:
         return call
 
 
-def _grpc_status(exc: BaseException) -> str:
+def _grpc_status(exc: BaseException | None) -> str:
     """The gRPC status name behind a pymilvus error (UNAUTHENTICATED, UNAVAILABLE, ...), or ""."""
     seen = 0
     while exc is not None and seen < 5:
