@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from rag.cli.common import (DEFAULT_CONFIG, announce_gate, cli_principal, cli_where, filter_options, load_history,
-                            make_pipeline, principal_options, progress_bar)
+                            make_pipeline, principal_options, progress_bar, set_option)
 from rag.lang.ko.examples import DEMO_QUESTION
 
 
@@ -257,7 +257,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--config", default=DEFAULT_CONFIG)
     s.add_argument("--top", type=int, default=10)
     s.add_argument("--json", action="store_true")
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    set_option(s)
     principal_options(s)
     filter_options(s)
     s.set_defaults(func=cmd_search)
@@ -268,7 +268,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--history", help="JSON file: [{\"role\": \"user\", \"content\": ...}, ...]")
     s.add_argument("--show-prompt", action="store_true", help="also print the rendered messages")
     s.add_argument("--json", action="store_true")
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    set_option(s)
     principal_options(s)
     filter_options(s)
     s.set_defaults(func=cmd_context)
@@ -278,7 +278,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--config", default=DEFAULT_CONFIG)
     s.add_argument("--history", help="JSON file: [{\"role\": \"user\", \"content\": ...}, ...]")
     s.add_argument("--json", action="store_true", help="print the whole AnswerResult (with its trace) as JSON")
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    set_option(s)
     principal_options(s)
     filter_options(s)
     s.set_defaults(func=cmd_ask)
@@ -286,5 +286,5 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("demo", help="index the bundled demo corpus and run its questions")
     s.add_argument("--config", default=DEFAULT_CONFIG)
     s.add_argument("--questions", default=None)
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    set_option(s)
     s.set_defaults(func=cmd_demo)

@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from rag.cli.common import announce_gate, cli_principal, make_pipeline, principal_options
+from rag.cli.common import announce_gate, cli_principal, make_pipeline, principal_options, set_option
 
 
 def cmd_batch(args) -> int:
@@ -146,7 +146,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--no-sort", action="store_true", help="leave lines in completion order at the end")
     s.add_argument("--force", action="store_true", help="start the output over (it is overwritten)")
     s.add_argument("--summary-json", default=None, help="also write the summary here")
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    set_option(s)
     principal_options(s)  # the default principal of lines that name none
     s.set_defaults(func=cmd_batch)
 

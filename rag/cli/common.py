@@ -82,6 +82,11 @@ def progress_bars():
     return progress, bars
 
 
+def set_option(s) -> None:
+    """``--set KEY=VALUE`` (repeatable): config overrides, read by :func:`load_cli_config`."""
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+
+
 def principal_options(s) -> None:
     """``--as USER``, ``--group G`` (repeatable) and ``--tenant T``: who asks (docs/security.md)."""
     s.add_argument("--as", dest="as_user", metavar="USER", default=None,

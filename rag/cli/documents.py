@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from rag.cli.common import DEFAULT_CONFIG, cli_principal, make_pipeline, principal_options
+from rag.cli.common import DEFAULT_CONFIG, cli_principal, make_pipeline, principal_options, set_option
 
 
 def cmd_documents(args) -> int:
@@ -39,5 +39,5 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--json", action="store_true")
     s.add_argument("--current", action="store_true", help="only the versions answered from")
     principal_options(s)
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    set_option(s)
     s.set_defaults(func=cmd_documents)

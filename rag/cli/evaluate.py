@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from rag._io import write_json
-from rag.cli.common import DEFAULT_CONFIG, load_cli_config, make_pipeline, progress_bars
+from rag.cli.common import DEFAULT_CONFIG, load_cli_config, make_pipeline, progress_bars, set_option
 
 
 def cmd_eval_retrieval(args) -> int:
@@ -300,7 +300,7 @@ def _retrieval_and_gate_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--reader-split", choices=("train", "calib", "eval"), default=None,
                    help="only the queries in this split of the reader's data (KorQuAD, MS MARCO; docs/reader.md)")
     s.add_argument("--no-rerank", action="store_true", help="skip the 'rerank' entry")
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    set_option(s)
     s.set_defaults(func=cmd_eval_retrieval)
 
     s = sub.add_parser("train-reranker", help="fine-tune a cross-encoder reranker from a training config")
@@ -335,7 +335,7 @@ def _retrieval_and_gate_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--max-questions", type=int, default=None)
     s.add_argument("--out", default=None, help="config to write (default: CONFIG with .calibrated.yaml)")
     s.add_argument("--report", default=None, help="folder for the JSON and PNGs (default results/calibrate-NAME)")
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    set_option(s)
     s.set_defaults(func=cmd_calibrate)
 
 
@@ -350,7 +350,7 @@ def _answer_evaluation_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--json", default=None, help="write the result JSON here")
     s.add_argument("--compare", default=None, metavar="CALIBRATION_JSON",
                    help="also apply each signal's threshold from a `rag calibrate` report (e.g. fit on --split calib)")
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    set_option(s)
     s.set_defaults(func=cmd_eval_abstention)
 
     s = sub.add_parser("eval-answers", help="index a labelled folder, answer its questions and score the answers")
@@ -365,7 +365,7 @@ def _answer_evaluation_parsers(sub: argparse._SubParsersAction) -> None:
                    help="answer only the --questions files, not the dataset's own questions.jsonl")
     s.add_argument("--json", "--out", dest="json", default=None,
                    help="write the report (metrics, per-style metrics and per-question rows) here")
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    set_option(s)
     s.set_defaults(func=cmd_eval_answers)
 
     s = sub.add_parser("eval-claims", help="the validator's support check on labelled (claim, quote) pairs")
@@ -374,7 +374,7 @@ def _answer_evaluation_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--corpus", default=None,
                    help="corpus JSONL the quotes come from (default: corpus.jsonl next to the claims file)")
     s.add_argument("--json", default=None, help="write the report (per-label counts and rows) here")
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    set_option(s)
     s.set_defaults(func=cmd_eval_claims)
 
     s = sub.add_parser("eval-addressing", help="does the validator reject a gold answer given for another question? "
@@ -385,5 +385,5 @@ def _answer_evaluation_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--claims", default=None, help="claims for the paraphrase cases (default: DATASET/claims.jsonl)")
     s.add_argument("--show", type=int, default=20, metavar="N", help="failures to print (default 20)")
     s.add_argument("--out", "--json", dest="json", default=None, help="write the report with every pair here")
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    set_option(s)
     s.set_defaults(func=cmd_eval_addressing)

@@ -7,7 +7,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from rag.cli.common import load_cli_config, make_pipeline
+from rag.cli.common import load_cli_config, make_pipeline, set_option
 
 EXIT_FILES_FAILED = 3  # some files could not be read (the others were indexed)
 
@@ -20,7 +20,7 @@ def add_parsers(sub) -> None:
     s.add_argument("file")
     s.add_argument("--json", action="store_true", help="print JSON instead of text")
     s.add_argument("--config", default=DEFAULT_CONFIG)
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    set_option(s)
     s.set_defaults(func=cmd_extract)
 
     s = sub.add_parser("sync", help="bring the index to exactly a folder's files: add, replace and delete only "
@@ -32,7 +32,7 @@ def add_parsers(sub) -> None:
     s.add_argument("--on-error", choices=("skip", "fail"), default=None,
                    help="skip (default) or stop at the first file that cannot be read")
     s.add_argument("--report", default=None, help="where to write the JSON report (default: corpus.report)")
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    set_option(s)
     s.set_defaults(func=cmd_sync)
 
 

@@ -5,7 +5,7 @@ import argparse
 
 from pathlib import Path
 
-from rag.cli.common import DEFAULT_CONFIG, make_pipeline, progress_bar
+from rag.cli.common import DEFAULT_CONFIG, make_pipeline, progress_bar, set_option
 from rag.cli.files import (EXIT_FILES_FAILED, files_payload, on_error_overrides, print_failures, print_quarantined,
                            write_report)
 
@@ -98,7 +98,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--config", default=DEFAULT_CONFIG)
     s.add_argument("--force", action="store_true", help="overwrite an index built with another model/analyzer")
     _file_options(s)
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    set_option(s)
     s.set_defaults(func=cmd_index)
 
     s = sub.add_parser("add", help="add documents (JSONL, folder or file) to an existing index")
@@ -106,14 +106,14 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--config", default=DEFAULT_CONFIG)
     s.add_argument("--replace", action="store_true", help="make each given document the only version of its id")
     _file_options(s)
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    set_option(s)
     s.set_defaults(func=cmd_add)
 
     s = sub.add_parser("delete", help="delete a document (all versions, or one) from the index")
     s.add_argument("doc_id")
     s.add_argument("--version", default=None)
     s.add_argument("--config", default=DEFAULT_CONFIG)
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    set_option(s)
     s.set_defaults(func=cmd_delete)
 
     s = sub.add_parser("migrate", help="copy an index between backends (local <-> Milvus) without re-embedding; "

@@ -9,7 +9,7 @@ import json
 import os
 import sys
 
-from rag.cli.common import DEFAULT_CONFIG, overrides
+from rag.cli.common import DEFAULT_CONFIG, overrides, set_option
 from rag.errors import ConfigError
 
 
@@ -79,5 +79,5 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--port", type=int, default=None, help="default serve.port (8000)")
     s.add_argument("--workers", type=int, default=None, help="processes (default serve.workers, 1)")
     s.add_argument("--build-index", action="store_true", help="index the configured corpus first if there is no index")
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    set_option(s)
     s.set_defaults(func=cmd_serve)

@@ -9,7 +9,7 @@ import argparse
 import json
 from pathlib import Path
 
-from rag.cli.common import DEFAULT_CONFIG, load_cli_config
+from rag.cli.common import DEFAULT_CONFIG, load_cli_config, set_option
 from rag.errors import InputError
 
 
@@ -76,7 +76,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--top", type=int, default=None, help="at most K tools (default tools.max_tools)")
     s.add_argument("--json", action="store_true")
     s.add_argument("--config", default=DEFAULT_CONFIG)
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    set_option(s)
     s.set_defaults(func=cmd_select)
     f = tsub.add_parser("format", help="a JSON API response as schema + YAML evidence, with token counts")
     f.add_argument("response", help="the response JSON file")
@@ -84,5 +84,5 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--max-tokens", type=int, default=None, help="trim to this many tokens (rows, then fields)")
     f.add_argument("--json", action="store_true")
     f.add_argument("--config", default=DEFAULT_CONFIG)
-    f.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    set_option(f)
     f.set_defaults(func=cmd_format)

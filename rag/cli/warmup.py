@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from rag.cli.common import DEFAULT_CONFIG, make_pipeline
+from rag.cli.common import DEFAULT_CONFIG, make_pipeline, set_option
 
 
 def cmd_warmup(args) -> int:
@@ -30,5 +30,5 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                       "seconds each part took")
     s.add_argument("--config", default=DEFAULT_CONFIG)
     s.add_argument("--json", action="store_true", help="print the timings as JSON")
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value (repeatable)")
+    set_option(s)
     s.set_defaults(func=cmd_warmup)
