@@ -7,6 +7,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal, Mapping
 
 from rag.rerank.gate import GateDecision
+from rag.types import Turn
 
 if TYPE_CHECKING:  # the types the trace records; none is needed to build or read one
     from rag.answer.loop import AttemptRecord
@@ -143,6 +144,11 @@ class AnswerResult:
             "warnings": [w.to_json() for w in self.warnings],
             "trace": self.trace.to_json() if self.trace is not None else None,
         }
+
+    def as_turn(self) -> Turn:
+        """This answer as the history's assistant turn of the next question, carrying its citations
+        (a follow-up's search adds what they cite: ``conversation.earlier_evidence``)."""
+        return Turn("assistant", self.answer, tuple(dict.fromkeys(c.evidence_id for c in self.citations)))
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), ensure_ascii=False)

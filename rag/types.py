@@ -198,14 +198,44 @@ class SearchResult:
 
 @dataclass(frozen=True)
 class Turn:
-    """One earlier turn of a conversation (history given to the prompt builder)."""
+    """One earlier turn of a conversation (history given to the prompt builder).
+
+    ``citations``: the evidence ids an assistant turn cited (``AnswerResult.citations``'
+    ``evidence_id``; :meth:`rag.result.AnswerResult.as_turn` fills them). A follow-up's search
+    adds those blocks to its candidates (``conversation.earlier_evidence``); a user turn has none."""
 
     role: Literal["user", "assistant"]
     content: str
+    citations: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.citations, str) or not all(isinstance(c, str) and c for c in self.citations):
+            raise ValueError(f"Turn.citations must be a sequence of evidence ids (non-empty strings), got "
+                             f"{self.citations!r:.80}")
+        if self.citations and self.role != "assistant":
+            raise ValueError("only an assistant turn has citations")
+        object.__setattr__(self, "citations", tuple(self.citations))
+
+
+def citation_ids(value: Any, where: str) -> tuple[str, ...]:
+    """Evidence ids from JSON: each an id string or a citation object with ``evidence_id`` (a
+    result's ``citations`` passed back as they came). Raises ``ValueError`` naming ``where``."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ValueError(f"{where} must be a list of evidence ids or citations, got {type(value).__name__}")
+    out: list[str] = []
+    for i, c in enumerate(value):
+        eid = c.get("evidence_id") if isinstance(c, dict) else c
+        if not isinstance(eid, str) or not eid:
+            raise ValueError(f"{where}[{i}] must be an evidence id or an object with 'evidence_id', got {c!r:.80}")
+        out.append(eid)
+    return tuple(dict.fromkeys(out))
 
 
 def turns_from_json(value: Any) -> tuple[Turn, ...]:
-    """History as JSON (``[{"role": "user"|"assistant", "content": str}, ...]`` or null) to turns.
+    """History as JSON (``[{"role": "user"|"assistant", "content": str, "citations": [...]?}, ...]``
+    or null) to turns; ``citations`` (assistant turns only) as :func:`citation_ids` reads them.
 
     Raises ``ValueError`` naming the first bad turn; callers wrap it in their own typed error."""
     if value is None:
@@ -216,8 +246,44 @@ def turns_from_json(value: Any) -> tuple[Turn, ...]:
     for i, t in enumerate(value):
         if not isinstance(t, dict) or t.get("role") not in ("user", "assistant") or not isinstance(t.get("content"), str):
             raise ValueError(f"history[{i}] must be {{\"role\": \"user\"|\"assistant\", \"content\": str}}, got {t!r:.80}")
-        out.append(Turn(t["role"], t["content"]))
+        cited = citation_ids(t.get("citations"), f"history[{i}].citations")
+        if cited and t["role"] != "assistant":
+            raise ValueError(f"history[{i}]: only an assistant turn has citations")
+        out.append(Turn(t["role"], t["content"], cited))
     return tuple(out)
+
+
+def with_previous_citations(history: Sequence[Turn], ids: Sequence[str]) -> tuple[Turn, ...]:
+    """``history`` with ``ids`` (the previous answer's evidence ids) added to its last assistant turn's
+    citations. Raises ``ValueError`` when there are ids and no assistant turn to carry them."""
+    turns = tuple(history)
+    if not ids:
+        return turns
+    last = next((i for i in range(len(turns) - 1, -1, -1) if turns[i].role == "assistant"), None)
+    if last is None:
+        raise ValueError("previous_citations need the previous answer in the history (an assistant turn)")
+    t = turns[last]
+    cited = tuple(dict.fromkeys((*t.citations, *ids)))
+    return (*turns[:last], Turn(t.role, t.content, cited), *turns[last + 1:])
+
+
+@dataclass(frozen=True)
+class EarlierEvidence:
+    """What the previous answer of a conversation cited, for a follow-up's search: the evidence ids
+    it carried (``Turn.citations``) and the articles its text names, each as (document id,
+    article locator such as ``제17조제1항``)."""
+
+    evidence_ids: tuple[str, ...] = ()
+    articles: tuple[tuple[str, str], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.evidence_ids or self.articles)
+
+    @property
+    def document_ids(self) -> tuple[str, ...]:
+        """The documents the evidence lies in (an evidence id is ``document:version:n``)."""
+        ids = [e.rsplit(":", 2)[0] for e in self.evidence_ids if e.count(":") >= 2]
+        return tuple(sorted(set(ids) | {d for d, _ in self.articles}))
 
 
 def as_turns(history: Any) -> tuple[Turn, ...]:
@@ -234,4 +300,5 @@ def as_turns(history: Any) -> tuple[Turn, ...]:
             if t.role not in ("user", "assistant") or not isinstance(t.content, str):
                 raise ValueError(f"history[{i}]: role must be 'user' or 'assistant' and content a string, got {t!r:.80}")
         return tuple(history)
-    return turns_from_json([dict(t.__dict__) if isinstance(t, Turn) else t for t in history])
+    return turns_from_json([{**t.__dict__, "citations": list(t.citations)} if isinstance(t, Turn) else t
+                            for t in history])

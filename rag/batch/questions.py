@@ -1,6 +1,8 @@
 """Reading a questions file for a batch run: JSONL or plain text, checked line by line.
 
-JSONL: ``{"id", "question", "history"?, "principal"?, "filters"?}`` per line (``principal``:
+JSONL: ``{"id", "question", "history"?, "previous_citations"?, "principal"?, "filters"?}`` per line
+(``history``: earlier turns, an assistant turn with its ``citations``; ``previous_citations``: the
+previous answer's, added to the history's last assistant turn; ``principal``:
 ``{"user", "groups", "tenant"}``, who asks; a line without one uses the run's default, e.g. ``rag
 batch --as``; ``filters``: ``{"document_ids", "versions", "fields"}`` as the service takes them);
 any other field is kept as ``gold`` for evaluation. Plain text: one question a line; its
@@ -25,7 +27,7 @@ from rag._io import parse_json_object
 from rag.access.model import Principal
 from rag.errors import ConfigError, InputError
 from rag.fields import parse_fields
-from rag.types import SearchFilter, Turn, turns_from_json
+from rag.types import SearchFilter, Turn, citation_ids, turns_from_json, with_previous_citations
 
 logger = logging.getLogger(__name__)
 
@@ -165,14 +167,16 @@ def _parse_jsonl_line(text: str, declared: Mapping[str, str] | None = None
         qid = text_id(q.strip())
     elif isinstance(qid, bool) or not isinstance(qid, (str, int)) or not str(qid).strip():
         raise ValueError(f"'id' must be a non-empty string or integer, got {qid!r}")
-    gold = {k: v for k, v in obj.items() if k not in ("id", "question", "history", "principal", "filters")}
+    gold = {k: v for k, v in obj.items()
+            if k not in ("id", "question", "history", "previous_citations", "principal", "filters")}
     try:
         principal = Principal.parse(obj.get("principal"), "'principal'")
     except InputError as exc:
         raise ValueError(str(exc)) from None
     where = _line_filter(obj, declared or {})
-    return (str(qid).strip(), q.strip(), turns_from_json(obj.get("history")), gold, principal, "principal" in obj,
-            where)
+    history = with_previous_citations(turns_from_json(obj.get("history")),
+                                      citation_ids(obj.get("previous_citations"), "'previous_citations'"))
+    return (str(qid).strip(), q.strip(), history, gold, principal, "principal" in obj, where)
 
 
 def read_questions(path: str | Path, *, format: Literal["auto", "jsonl", "text"] = "auto",

@@ -31,7 +31,7 @@ from rag.config.answering import (
     VersionsAsOf,
 )
 from rag.config.base import Section, digest
-from rag.config.conversation import ConversationConfig
+from rag.config.conversation import ConversationConfig, RewriterConfig
 from rag.config.indexing import (
     BM25Config,
     ChunkingConfig,
@@ -49,6 +49,6 @@ __all__ = [
     "ABSTENTION_MESSAGES", "BM25Config", "BatchConfig", "ChunkingConfig", "ConfigError", "ConfigValueError",
     "ContextConfig", "ConversationConfig", "CorpusConfig", "DenseConfig", "EmbeddingConfig", "FusionConfig", "GateConfig",
     "GenerationConfig", "GuidelineConfig", "IndexConfig", "LANGUAGE_KEYS", "LimitsConfig", "MilvusConfig", "RagConfig",
-    "RerankConfig", "RetrievalConfig", "Section", "SecurityConfig", "ServeConfig", "ToolsConfig",
+    "RerankConfig", "RetrievalConfig", "RewriterConfig", "Section", "SecurityConfig", "ServeConfig", "ToolsConfig",
     "ValidationConfig", "VersionsAsOf", "digest", "load_config", "parse_overrides", "read_yaml",
 ]

@@ -22,6 +22,9 @@ class FusionConfig(Section):
     bm25_weight: float = Field(0.5, ge=0)
     dense_weight: float = Field(0.5, ge=0)
     normalization: Literal["zscore", "minmax"] = "zscore"
+    # A follow-up's third list: the blocks of the articles the previous answer cited, by their cosine to the
+    # follow-up (``conversation.earlier_evidence``; rag.retrieval.earlier). 0: they join the candidates unweighted.
+    earlier_weight: float = Field(1.0, ge=0)
 
     @model_validator(mode="after")
     def _some_weight(self) -> "FusionConfig":

@@ -78,9 +78,10 @@ class RagConfig(Section):
         if self.context.guideline_match == "llm" and self.generation.backend == "extractive":
             raise ValueError("context.guideline_match: llm needs an LLM generation.backend (openai or llamacpp), "
                              "not extractive; use auto or keyword")
-        if self.conversation.resolve == "llm" and self.generation.backend == "extractive":
-            raise ValueError("conversation.resolve: llm needs an LLM generation.backend (openai or llamacpp), not "
-                             "extractive; use auto or rules")
+        if (self.conversation.resolve == "llm" and self.generation.backend == "extractive"
+                and self.conversation.rewriter is None):
+            raise ValueError("conversation.resolve: llm needs an LLM generation.backend (openai or llamacpp) or a "
+                             "conversation.rewriter, not extractive alone; use auto or rules")
         return self
 
     @property

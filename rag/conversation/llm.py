@@ -10,14 +10,21 @@
    question or the conversation (a rewrite may not bring in a fact, a number or a topic of its
    own). A rewrite that fails, or a model error, falls back to :class:`RulesResolver`, and the
    resolution's ``reason`` says why.
+4. The resolution records what the rewrite cost (tokens, milliseconds) and is cached per
+   (conversation, question).
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import logging
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Sequence
 
-from rag.answer.contract import Generator, GenerationRequest
+from rag.answer.contract import Generator, GenerationRequest, TokenUsage
 from rag.context.prompt import Message
 from rag.conversation.model import Resolution, unchanged
 from rag.conversation.rules import RulesResolver, dependence
@@ -49,11 +56,16 @@ def rewrite_problem(rewrite: str, question: str, history: Sequence[Turn]) -> str
 
 
 class LLMResolver:
-    """Follow-ups rewritten by ``generator`` (an LLM backend), checked; the rules otherwise."""
+    """Follow-ups rewritten by ``generator`` (an LLM backend), checked; the rules otherwise. The last
+    ``cache_size`` resolutions are kept per (conversation, question): a turn asked again (a retry, a
+    repeated batch line) is not sent again, and says so (``cached``)."""
 
-    def __init__(self, generator: Generator, fallback: RulesResolver | None = None) -> None:
+    def __init__(self, generator: Generator, fallback: RulesResolver | None = None, cache_size: int = 1024) -> None:
         self.generator = generator
         self.fallback = fallback or RulesResolver()
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, Resolution] = OrderedDict()
+        self._lock = threading.Lock()
 
     def resolve(self, question: str, history: Sequence[Turn]) -> Resolution:
         if not any(t.role == "user" and t.content.strip() for t in history):
@@ -61,17 +73,35 @@ class LLMResolver:
         why = dependence(question)
         if not why:
             return unchanged(question, "stands alone")
+        key = _key(question, history)
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return dataclasses.replace(hit, prompt_tokens=0, completion_tokens=0, ms=0.0, cached=True)
+        res = self._rewrite(question, history, why)
+        if self.cache_size:
+            with self._lock:
+                self._cache[key] = res
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+        return res
+
+    def _rewrite(self, question: str, history: Sequence[Turn], why: str) -> Resolution:
+        t0 = time.perf_counter()
         try:
-            rewrite = self._ask(question, history)
+            rewrite, usage = self._ask(question, history)
         except (RagError, ValueError, KeyError, TypeError) as exc:
-            return self._fall_back(question, history, f"the LLM rewrite failed ({type(exc).__name__})")
+            return self._fall_back(question, history, f"the LLM rewrite failed ({type(exc).__name__})", t0)
+        cost = {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
+                "ms": (time.perf_counter() - t0) * 1e3}
         problem = rewrite_problem(rewrite, question, history)
         if problem:
-            return self._fall_back(question, history, f"the LLM rewrite was refused ({problem})")
+            return self._fall_back(question, history, f"the LLM rewrite was refused ({problem})", t0, **cost)
         return Resolution(asked=question, question=rewrite.strip(), standalone=False, method="llm",
-                          carried=(), reason=why)
+                          carried=(), reason=why, **cost)
 
-    def _ask(self, question: str, history: Sequence[Turn]) -> str:
+    def _ask(self, question: str, history: Sequence[Turn]) -> tuple[str, TokenUsage]:
         turns = [t for t in history if t.content.strip()][-MAX_TURNS:]
         convo = "\n".join(f"{t.role}: {' '.join(t.content.split())}" for t in turns)
         user = f"Conversation:\n{convo}\n\nLast question: {question}"
@@ -81,9 +111,20 @@ class LLMResolver:
         value = json.loads(out.raw_text)["question"]
         if not isinstance(value, str):
             raise TypeError("question is not a string")
-        return value
+        return value, out.usage
 
-    def _fall_back(self, question: str, history: Sequence[Turn], why: str) -> Resolution:
+    def _fall_back(self, question: str, history: Sequence[Turn], why: str, t0: float, prompt_tokens: int = 0,
+                   completion_tokens: int = 0, ms: float = 0.0) -> Resolution:
         logger.info("conversation: %s; the rules resolve the follow-up", why)
         r = self.fallback.resolve(question, history)
-        return Resolution(r.asked, r.question, r.standalone, r.method, r.carried, f"{r.reason}; {why}")
+        return dataclasses.replace(r, reason=f"{r.reason}; {why}", prompt_tokens=prompt_tokens,
+                                   completion_tokens=completion_tokens, ms=(time.perf_counter() - t0) * 1e3)
+
+
+def _key(question: str, history: Sequence[Turn]) -> str:
+    """The cache key of a question in its conversation (the turns' roles and texts, in order)."""
+    h = hashlib.sha256()
+    for part in (question, *(f"{t.role}\x00{t.content}" for t in history)):
+        h.update(part.encode("utf-8"))
+        h.update(b"\x01")
+    return h.hexdigest()

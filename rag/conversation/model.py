@@ -18,7 +18,9 @@ class Resolution:
     ``method``: ``none`` (standalone, or no history), ``rules`` (the deterministic resolver) or
     ``llm`` (a rewrite by the configured LLM that passed the check). ``carried``: what was taken
     from the history (the earlier question, its topic terms, a law's name), in order.
-    ``reason``: one line for the trace ("starts with 그럼", "no own content terms", ...)."""
+    ``reason``: one line for the trace ("starts with 그럼", "no own content terms", ...).
+    ``prompt_tokens`` / ``completion_tokens`` / ``ms``: what the LLM rewrite cost (a cached one: 0;
+    the rules: 0 tokens); ``cached``: the rewrite came from the resolver's cache."""
 
     asked: str
     question: str
@@ -26,6 +28,10 @@ class Resolution:
     method: Method = "none"
     carried: tuple[str, ...] = ()
     reason: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    ms: float = 0.0
+    cached: bool = False
 
     @property
     def changed(self) -> bool:
@@ -33,7 +39,9 @@ class Resolution:
 
     def to_json(self) -> dict[str, object]:
         return {"asked": self.asked, "question": self.question, "standalone": self.standalone,
-                "method": self.method, "carried": list(self.carried), "reason": self.reason}
+                "method": self.method, "carried": list(self.carried), "reason": self.reason,
+                "cost": {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                         "ms": round(self.ms, 3), "cached": self.cached}}
 
 
 def unchanged(question: str, reason: str) -> Resolution:

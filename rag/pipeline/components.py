@@ -34,7 +34,7 @@ from rag.retrieval.hybrid import HybridRetriever
 from rag.retrieval.versions import VersionInfo, allowed_versions, effective_date
 from rag.text.analyzers import make_analyzer
 from rag.text.tokens import make_counter
-from rag.types import Ordering, SearchResult
+from rag.types import EarlierEvidence, Ordering, SearchResult, Turn
 
 if TYPE_CHECKING:
     from rag.answer.contract import ToolCallingGenerator
@@ -61,6 +61,7 @@ class Components:
         self._reranker: CrossEncoderReranker | None = None
         self._gate: Gate | None = None
         self._validator: CitationValidator | None = None
+        self._resolver: "QuestionResolver | None" = None  # built once: the LLM resolver's cache lives in it
         self._prompt_builders: dict[Ordering, PromptBuilder] = {}
         self._tool_selectors: dict[tuple[ToolSpec, ...], ToolSelector] = {}
         # Derived from the index's current documents; recomputed when the index swaps them
@@ -306,10 +307,34 @@ class Components:
         conv, backend = self.config.conversation, self.config.generation.backend
         if conv.resolve == "off":
             return None
-        rules = RulesResolver(conv.max_topic_terms)
-        if conv.resolve == "llm" or (conv.resolve == "auto" and backend != "extractive"):
-            return LLMResolver(self.generator, rules)
-        return rules
+        if self._resolver is None:
+            rules = RulesResolver(conv.max_topic_terms)
+            if conv.resolve == "llm" or (conv.resolve == "auto" and (backend != "extractive" or conv.rewriter)):
+                self._resolver = LLMResolver(self._rewriter(), rules, conv.rewrite_cache)
+            else:
+                self._resolver = rules
+        return self._resolver
+
+    def _rewriter(self) -> Generator:
+        """The LLM that rewrites follow-ups: ``conversation.rewriter``'s endpoint, else the answering one."""
+        rw = self.config.conversation.rewriter
+        if rw is None:
+            return self.generator
+        g = self.config.generation.model_copy(update={
+            "backend": "openai", "model": rw.model, "base_url": rw.base_url, "api_key_env": rw.api_key_env,
+            "timeout_s": rw.timeout_s, "max_retries": rw.max_retries, "structured": rw.structured,
+            "max_tokens": 200, "temperature": 0.0})
+        return make_generator(g)
+
+    def earlier_evidence(self, history: Sequence[Turn]) -> "EarlierEvidence | None":
+        """What the previous answer cited, for a follow-up's search (``conversation.earlier_evidence``;
+        None: off): its ``Turn.citations`` and the indexed documents' articles its text names."""
+        if not self.config.conversation.earlier_evidence:
+            return None
+        from rag.conversation import earlier_evidence
+
+        titles = {doc_id: rec.title for (doc_id, _), rec in sorted(self.index.documents.items())}
+        return earlier_evidence(history, titles)
 
     def _extractive_scorer(self):
         """The extractive generator's model score (``generation.extractive_scorer``), or None: the

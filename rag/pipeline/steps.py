@@ -55,7 +55,17 @@ def search(s: State, c: Components) -> State:
     scope = c.reader_scope(r.principal)
     if s.search is not None:
         return s.with_(scope=scope, search=c.readable(s.search, scope))
-    return s.with_(scope=scope, search=c.retriever.search(r.question, r.top_k, r.where, principal=r.principal))
+    earlier = c.earlier_evidence(r.history) if _is_followup(s) else None
+    if earlier:
+        logger.info("conversation: the follow-up's search adds what the previous answer cited (%d id(s), %d "
+                    "article(s))", len(earlier.evidence_ids), len(earlier.articles))
+    return s.with_(scope=scope, search=c.retriever.search(r.question, r.top_k, r.where, principal=r.principal,
+                                                          earlier=earlier or None))
+
+
+def _is_followup(s: State) -> bool:
+    """The question leaned on the earlier turns (the resolver found it does not stand alone)."""
+    return s.resolution is not None and not s.resolution.standalone
 
 
 def versions(s: State, c: Components) -> State:

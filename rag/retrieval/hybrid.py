@@ -10,9 +10,10 @@ from rag.access.scope import reader_scope
 from rag.config import RetrievalConfig, SecurityConfig
 from rag.models.embedders import Embedder
 from rag.errors import EmptyQueryError, InputError
+from rag.retrieval.earlier import earlier_hits, with_earlier
 from rag.retrieval.fusion import fuse
 from rag.index.protocol import Index
-from rag.types import ScoredChunk, SearchFilter, SearchResult
+from rag.types import EarlierEvidence, ScoredChunk, SearchFilter, SearchResult
 
 logger = logging.getLogger(__name__)
 
@@ -66,9 +67,11 @@ class HybridRetriever:
         return self.index.search_dense(vec, k or self.config.dense_top_k, self.restrict(where, principal))
 
     def search(self, query: str, candidates: int | None = None, where: SearchFilter | None = None, *,
-               principal: Principal | None = None) -> SearchResult:
+               principal: Principal | None = None, earlier: EarlierEvidence | None = None) -> SearchResult:
         """Fused candidates; ``where`` restricts both retrievers to the documents/versions it allows,
-        within what ``principal`` (None: anonymous) may read."""
+        within what ``principal`` (None: anonymous) may read. ``earlier``: what the previous answer
+        of a conversation cited (a follow-up's search): those blocks join the candidates, scored for
+        this query by both retrievers like any other (:mod:`rag.retrieval.earlier`)."""
         q = check_query(query)
         where = self.restrict(where, principal)
         index = self.index.snapshot()  # both retrievers see one version, whatever updates run meanwhile
@@ -79,11 +82,17 @@ class HybridRetriever:
         t2 = time.perf_counter()
         dn = index.search_dense(vec, self.config.dense_top_k, where)
         t3 = time.perf_counter()
-        result = self.fuse(q, bm, dn, candidates)
-        t4 = time.perf_counter()
-        timings = {"bm25": (t1 - t0) * 1e3, "embed_query": (t2 - t1) * 1e3, "dense": (t3 - t2) * 1e3,
-                   "fusion": (t4 - t3) * 1e3}
-        return SearchResult(q, result.candidates, timings)
+        timings = {"bm25": (t1 - t0) * 1e3, "embed_query": (t2 - t1) * 1e3, "dense": (t3 - t2) * 1e3}
+        if earlier:
+            found = earlier_hits(index, q, vec, earlier, where, with_bm25=bool(bm) or index.has_bm25)
+            t4 = time.perf_counter()
+            fused = with_earlier(self.config.fusion, bm, dn, found, candidates or self.config.candidates)
+            timings["earlier"] = (t4 - t3) * 1e3
+            t3 = t4
+        else:
+            fused = self.fuse(q, bm, dn, candidates).candidates
+        timings["fusion"] = (time.perf_counter() - t3) * 1e3
+        return SearchResult(q, tuple(fused), timings)
 
     def search_many(self, queries: Sequence[str], candidates: int | None = None, *,
                     principal: Principal | None = None) -> list[SearchResult]:

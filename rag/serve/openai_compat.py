@@ -1,9 +1,11 @@
 """``POST /v1/chat/completions``: the answer path behind the OpenAI chat-completions shape.
 
 The assistant message is the validated answer with its ``[S#]`` markers (or the abstention
-message); the extra top-level field ``rag`` carries the status, the machine-readable reason and the
-resolved citations. Streaming sends the same answer as ``chat.completion.chunk`` deltas after
-validation, the ``rag`` field on the last chunk, then ``data: [DONE]``."""
+message); the extra top-level field ``rag`` carries the status, the machine-readable reason, the
+resolved citations and the ``resolution`` (what a follow-up was rewritten to, and how). Streaming
+sends the same answer as ``chat.completion.chunk`` deltas after validation, the ``rag`` field on
+the last chunk, then ``data: [DONE]``. A request's ``rag.previous_citations`` (the last reply's
+``rag.citations``, passed back) is what a follow-up's search adds (``conversation.earlier_evidence``)."""
 from __future__ import annotations
 
 import re
@@ -29,6 +31,7 @@ def rag_extra(served) -> dict:
     return {"status": r.status, "abstained": r.status != "answered", "reason": r.reason or None,
             "citations": [{**c.__dict__, "where": c.where} for c in r.citations], "superseded": [v.to_json() for v in r.superseded],
             "warnings": [w.to_json() for w in r.warnings],
+            "resolution": r.resolution.to_json() if r.resolution is not None else None,
             "index_version": served.index_version}
 
 

@@ -3,12 +3,13 @@ and the library (docs/service.md documents each one). The service comes from ``a
 are read and validated by :mod:`rag.serve.bodies`."""
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
+from pydantic import ValidationError
 
 from rag.config import RagConfig
 from rag.errors import InputError, QuestionTooLongError
 from rag.serve.answering import answer_events, answer_once, bounded, result_json, version_header
 from rag.access import Principal as Reader
-from rag.serve.bodies import DocumentsBody, JsonBody, read_as
+from rag.serve.bodies import DocumentsBody, JsonBody, read_as, validation_message
 from rag.serve.errors import ServiceError, from_library
 from rag.serve.openai_compat import completion, question_and_history, stream_chunks
 from rag.serve.principals import require
@@ -133,7 +134,12 @@ async def chat(request: Request, req: ChatRequest = Depends(JsonBody(ChatRequest
     who = asker(request, svc)
     question, history = question_and_history(req)
     check_question(question, len(history), svc.config)
-    ask = AnswerRequest(question=question, history=history, filters=req.rag)
+    ext = req.rag
+    try:
+        ask = AnswerRequest(question=question, history=history, filters=ext.filters() if ext is not None else None,
+                            previous_citations=ext.previous_citations if ext is not None else ())
+    except ValidationError as exc:  # previous citations without an assistant message
+        raise ServiceError("invalid_request", validation_message(exc.errors())) from None
     if req.stream:
         svc.require_ready()
         checked_filters(svc, ask)

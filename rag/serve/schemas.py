@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from typing import Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rag.fields import parse_fields
-from rag.types import Document, Ordering, SearchFilter, Turn
+from rag.types import Document, Ordering, SearchFilter, Turn, with_previous_citations
 
 
 class _Body(BaseModel):
@@ -32,19 +32,45 @@ class Options(_Body):
     ordering: Ordering | None = Field(None, description="context.ordering for this request")
 
 
+class Cited(BaseModel):
+    """A citation passed back: its ``evidence_id`` (the rest of a result's citation object is ignored)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    evidence_id: str = Field(min_length=1)
+
+
+CitedIds = tuple[str | Cited, ...]
+
+
+def cited_ids(items: CitedIds) -> tuple[str, ...]:
+    ids = (c if isinstance(c, str) else c.evidence_id for c in items)
+    return tuple(dict.fromkeys(i for i in ids if i))
+
+
 class HistoryTurn(_Body):
     role: Literal["user", "assistant"]
     content: str
+    citations: CitedIds = Field((), description="an assistant turn's citations (evidence ids or the result's "
+                                                "citation objects): a follow-up's search adds them")
 
 
 class _Question(_Body):
     question: str
     history: tuple[HistoryTurn, ...] = ()
+    previous_citations: CitedIds = Field((), description="the previous answer's citations, for the history's last "
+                                                         "assistant turn (like its 'citations')")
     filters: Filters | None = None
     options: Options | None = None
 
+    @model_validator(mode="after")
+    def _turns_valid(self) -> "_Question":
+        self.turns()  # citations on a user turn, or previous citations without an assistant turn: ValueError
+        return self
+
     def turns(self) -> tuple[Turn, ...]:
-        return tuple(Turn(t.role, t.content) for t in self.history)
+        """The history as turns, ``previous_citations`` on its last assistant turn."""
+        turns = tuple(Turn(t.role, t.content, cited_ids(t.citations)) for t in self.history)
+        return with_previous_citations(turns, cited_ids(self.previous_citations))
 
     def where(self, declared: Mapping[str, str]) -> SearchFilter | None:
         """The request's filter; ``declared``: the config's ``retrieval.filter_fields``."""
@@ -103,6 +129,17 @@ class DocumentsRequest(_Body):
                                                                    "of its id")
 
 
+class ChatExtension(Filters):
+    """``rag`` in a chat-completions request: the filters, and the previous answer's citations (the
+    ``rag.citations`` of the last reply, passed back as they came)."""
+
+    previous_citations: CitedIds = ()
+
+    def filters(self) -> Filters | None:
+        f = Filters(document_ids=self.document_ids, versions=self.versions, fields=self.fields)
+        return f if (f.document_ids or f.versions or f.fields) else None
+
+
 class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)  # name, tool_call_id... are accepted and ignored
     role: Literal["system", "developer", "user", "assistant", "tool"]
@@ -124,4 +161,4 @@ class ChatRequest(BaseModel):
     messages: tuple[ChatMessage, ...] = Field(min_length=1)
     stream: bool = False
     # rag's own extension (the openai SDK sends it with extra_body={"rag": {...}})
-    rag: Filters | None = None
+    rag: ChatExtension | None = None

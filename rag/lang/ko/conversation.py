@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 # Words that point back to something said before, anywhere in the question (거기 / 그쪽 / 그것;
-# 그렇게 / 그런 …): rag.conversation.rules.dependence.
+# 그렇게 / 그런 …; 그중 / 그 가운데: one of what was named before): rag.conversation.rules.dependence.
 ANAPHOR = (r"(?:^|[\s,(])(?:그건|그것은|그것도|그것|그거|그게|그걸|이건|이거|이게|이것은|저건|"
            r"거기|거기서|거기에|거기는|그곳|그쪽|"
-           r"그때|그럴\s*때|그렇게|그런|그러한|이런|이러한|같은\s*(?:경우|조건)|이\s*경우)")
+           r"그때|그럴\s*때|그렇게|그런|그러한|이런|이러한|같은\s*(?:경우|조건)|이\s*경우|"
+           r"그\s*중(?:에서|에)?(?=[\s,]|$)|그\s*가운데|이\s*중에서?(?=[\s,]|$))")
 # 그 + a noun (그 수당, 그 은행, 그 통지), the noun captured: points back unless the question named it before.
 THAT_NOUN = r"(?:^|[\s,(])그\s+([가-힣]{2,})"
 
@@ -41,6 +42,12 @@ DECREE_SUFFIX = r"\s*(?:시행령|시행규칙)$"
 QUANTITY = r"(\d+(?:[.,]\d+)?)\s*(개월|년|달|주일|주|일|시간|분|억\s*원|만\s*원|원|살|세|명|퍼센트|%|배|회|번)"
 # A law's name: in 「」 (group 1) or a word ending in 법, 시행령, 규칙 … (group 2).
 LAW_NAME = r"「([^」]{2,40})」|([가-힣]{2,30}(?:법률|법|시행령|시행규칙|규정|규칙))(?=[\s,.·이의에은는을를과와상]|$)"
+# An article named in an answer's text ("제17조제1항", "제11조의3제1항제2호", "제7조의2"): the article
+# (group 1) and the paragraph and item after it; rag.conversation.earlier reads the law's name before it.
+ARTICLE_REF = r"(제\s*\d+\s*조(?:\s*의\s*\d+)?)((?:\s*제\s*\d+\s*[항호])*)"
+# What a law's name may hold that its indexed title may not (spaces, brackets, middle dots): dropped before
+# the two are compared.
+NAME_NOISE = r"[\s「」『』\"'()\[\]·ㆍ_\-]+"
 
 # Key terms the analyzer keeps that carry no topic (만약 and 만일 it drops itself): rag.conversation.rules.own_terms.
 NOT_TOPIC = frozenset({"혹시", "그럼", "그러면", "그건", "그거", "경우"})

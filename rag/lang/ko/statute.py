@@ -3,6 +3,8 @@ amendment notes and the citation form. Read by the text stage (rag.text.structur
 documents stage (rag.documents.statute writes it): the one definition both share."""
 from __future__ import annotations
 
+import re
+
 # The ranks of a statute's units, from the largest, and the heading level each takes in statute markdown
 # (편 #, 장 ##, 절 ###, 관 ####, 조 #####).
 PART_RANKS = ("편", "장", "절", "관")
@@ -43,6 +45,22 @@ NOTE = (
 REFERENCE_NEXT = r"(?:및|또는|내지|부터|까지|에서|에|의|와|과|ㆍ|·|,)(?:\s|$)"
 # A citation label as Locator.label writes it: article, then paragraph (항), item (호), sub-item (목).
 CITATION_LABEL = rf"({ARTICLE_LABEL_TIGHT})(?:제(\d+)항)?(?:제(\d+)호(?:의(\d+))?)?(?:([가-하])목)?"
+
+
+def citation_parts(label: str) -> tuple[str, ...]:
+    """A citation label's units, largest first, spaces ignored: ``제11조의3제1항제2호`` → ``("제11조의3",
+    "1항", "2호")``; ``()`` when it does not start with an article."""
+    m = re.match(CITATION_LABEL, "".join(label.split()))
+    if m is None:
+        return ()
+    parts = [m.group(1)]
+    if m.group(2):
+        parts.append(f"{m.group(2)}항")
+    if m.group(3):
+        parts.append(f"{m.group(3)}호" + (f"의{m.group(4)}" if m.group(4) else ""))
+    if m.group(5):
+        parts.append(f"{m.group(5)}목")
+    return tuple(parts)
 
 
 def article_label(number: str, sub: str | None) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from rag.answer.contract import GenerationOutput, GenerationRequest
+from rag.answer.contract import GenerationOutput, GenerationRequest, TokenUsage
 from rag.conversation import LLMResolver, rewrite_problem
 from rag.errors import GenerationError
 from rag.types import Turn
@@ -60,3 +60,39 @@ def test_rewrite_problems():
     assert rewrite_problem("", "q", HISTORY) == "empty rewrite"
     assert rewrite_problem("a\nb", "q", HISTORY) == "not one short line"
     assert rewrite_problem("연차 휴가는 며칠인가요?", "신입사원은요?", HISTORY) == ""
+
+
+def test_a_rewrite_records_its_cost_and_is_cached_per_conversation():
+    gen = Scripted(json.dumps({"question": "신입사원의 연차 휴가는 며칠인가요?"}, ensure_ascii=False))
+    gen.generate = lambda req, _g=gen.generate: GenerationOutput(  # type: ignore[method-assign]
+        _g(req).raw_text, None, None, usage=TokenUsage(120, 15))
+    resolver = LLMResolver(gen, cache_size=2)
+    first = resolver.resolve("그럼 신입사원은요?", HISTORY)
+    assert (first.prompt_tokens, first.completion_tokens, first.cached) == (120, 15, False) and first.ms > 0
+    again = resolver.resolve("그럼 신입사원은요?", HISTORY)
+    assert again.question == first.question and again.cached and again.prompt_tokens == 0
+    assert len(gen.requests) == 1
+    other = [HISTORY[0], Turn("assistant", "15일입니다.")]  # another conversation: asked again
+    resolver.resolve("그럼 신입사원은요?", other)
+    assert len(gen.requests) == 2
+    assert first.to_json()["cost"] == {"prompt_tokens": 120, "completion_tokens": 15, "ms": round(first.ms, 3),
+                                       "cached": False}
+
+
+def test_the_cache_keeps_only_the_newest_and_zero_turns_it_off():
+    gen = Scripted(json.dumps({"question": "신입사원의 연차 휴가는 며칠인가요?"}, ensure_ascii=False))
+    resolver = LLMResolver(gen, cache_size=1)
+    resolver.resolve("그럼 신입사원은요?", HISTORY)
+    resolver.resolve("그럼 경력직은요?", HISTORY)
+    resolver.resolve("그럼 신입사원은요?", HISTORY)  # pushed out by the second
+    assert len(gen.requests) == 3
+    off = LLMResolver(gen, cache_size=0)
+    off.resolve("그럼 신입사원은요?", HISTORY)
+    off.resolve("그럼 신입사원은요?", HISTORY)
+    assert len(gen.requests) == 5
+
+
+def test_a_failed_rewrite_says_what_it_cost_and_falls_back():
+    gen = Scripted("not json")
+    r = LLMResolver(gen).resolve("그럼 신입사원은요?", HISTORY)
+    assert r.method == "rules" and r.ms >= 0 and not r.cached

@@ -1,0 +1,66 @@
+"""What the previous answer of a conversation cited, for a follow-up's search (issue 41).
+
+The strongest evidence of what ``그중``, ``그건`` or ``that one`` points at is what the earlier
+turn *found*. :func:`earlier_evidence` reads it from the history's last assistant turn:
+
+1. **Its citations**: the evidence ids the turn carries (:attr:`rag.types.Turn.citations`, filled
+   from a result with :meth:`rag.result.AnswerResult.as_turn`, or passed back as
+   ``previous_citations`` / a turn's ``citations`` over HTTP).
+2. **Else, the articles its text names**: a chatbot that shows "…(공무원 여비 규정 제17조제1항)"
+   names its source in the answer; each article reference (``제17조제1항``) preceded by the name of an
+   indexed document (its title or id, spaces and brackets ignored) becomes (document id, article).
+
+The search (:meth:`rag.retrieval.HybridRetriever.search`) adds those blocks to a follow-up's
+candidates, scored for the follow-up like any other block; the names and titles read here are
+only matched, never logged, and the search stays within what the caller may read.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from rag.lang.ko import conversation as ko_words
+from rag.types import EarlierEvidence, Turn
+
+MAX_ARTICLES = 8
+# How far before an article reference its law's name may begin (characters).
+NAME_WINDOW = 60
+
+_ARTICLE = re.compile(ko_words.ARTICLE_REF)
+_NOT_NAME = re.compile(ko_words.NAME_NOISE)
+
+
+def _key(text: str) -> str:
+    return _NOT_NAME.sub("", text)
+
+
+def named_articles(text: str, titles: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """(document id, article) for each article ``text`` names right after a document's name
+    (``titles``: document id → title). The longest name that ends just before the reference wins;
+    every document of that name counts (a rule stored one article a document shares its title)."""
+    names: dict[str, set[str]] = {}
+    for doc_id, title in titles.items():
+        for name in (title, doc_id):
+            if len(_key(name)) >= 2:
+                names.setdefault(_key(name), set()).add(doc_id)
+    by_length = sorted(names, key=lambda k: (-len(k), k))
+    out: list[tuple[str, str]] = []
+    for m in _ARTICLE.finditer(text):
+        before = _key(text[max(0, m.start() - NAME_WINDOW):m.start()])
+        name = next((k for k in by_length if before.endswith(k)), None)
+        for doc in sorted(names[name]) if name is not None else ():
+            ref = (doc, "".join(m.group(0).split()))
+            if ref not in out:
+                out.append(ref)
+    return tuple(out[:MAX_ARTICLES])
+
+
+def earlier_evidence(history: Sequence[Turn], titles: Mapping[str, str]) -> EarlierEvidence:
+    """The last assistant turn's citations, or without them the articles its text names (module
+    docstring); empty when the history has no assistant turn."""
+    last = next((t for t in reversed(history) if t.role == "assistant"), None)
+    if last is None:
+        return EarlierEvidence()
+    if last.citations:  # what the answer cited; the laws its quotes mention are not its sources
+        return EarlierEvidence(evidence_ids=last.citations)
+    return EarlierEvidence(articles=named_articles(last.content, titles))
