@@ -26,12 +26,12 @@ log = logging.getLogger(__name__)
 
 def measurements() -> dict[str, Measurement]:
     """Every measurement by name (``rag bench list``)."""
-    from rag.bench import cold, context, documents, e2e, e2e_steps, embedders, entailment, filtering, injection
-    from rag.bench import languages, milvus_equivalence, reader, rerank, retrieval, serve, support, tools, unit_head
-    from rag.bench import validation
+    from rag.bench import cold, context, documents, e2e, e2e_steps, embedders, entailment, filtering, followups
+    from rag.bench import injection, languages, milvus_equivalence, reader, rerank, retrieval, serve, support, tools
+    from rag.bench import unit_head, validation
 
-    found = (cold, context, documents, e2e, e2e_steps, embedders, entailment, filtering, injection, languages,
-             milvus_equivalence, reader, rerank, retrieval, serve, support, tools, unit_head, validation)
+    found = (cold, context, documents, e2e, e2e_steps, embedders, entailment, filtering, followups, injection,
+             languages, milvus_equivalence, reader, rerank, retrieval, serve, support, tools, unit_head, validation)
     return {m.MEASUREMENT.name: m.MEASUREMENT for m in sorted(found, key=lambda m: m.MEASUREMENT.name)}
 
 

@@ -5,11 +5,14 @@
 2. A follow-up is sent with the conversation in a strict, short prompt that asks for one JSON
    object ``{"question": "..."}``: the question rewritten so that it stands alone, in the
    question's language, using only what the conversation and the question say.
-3. The rewrite is checked (:func:`rewrite_problem`): it must parse, be one non-empty line of at
-   most :data:`MAX_CHARS` characters, and every content term it holds must occur in the
-   question or the conversation (a rewrite may not bring in a fact, a number or a topic of its
-   own). A rewrite that fails, or a model error, falls back to :class:`RulesResolver`, and the
-   resolution's ``reason`` says why.
+3. The rewrite is checked (:func:`rewrite_problem`): it must parse and be one non-empty line of
+   at most :data:`MAX_CHARS` characters; every number, law (「…」), article (제N조) and name
+   (a capitalized word: Busan, HR-7) it holds must occur in the question or the conversation;
+   and one of its key terms at least (the question analyzer's nouns and stems) must too. A
+   rewrite says the question in whole words ("근무가 끝나는 시각" for "퇴근"), so other words are
+   let through; what it may not bring is a fact, a number, a law or a name of its own, or a
+   question about something else. A rewrite that fails, or a model error, falls back to
+   :class:`RulesResolver`, and the resolution's ``reason`` says why.
 4. The resolution records what the rewrite cost (tokens, milliseconds) and is cached per
    (conversation, question).
 """
@@ -19,6 +22,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -27,14 +31,19 @@ from collections.abc import Sequence
 from rag.answer.contract import Generator, GenerationRequest, TokenUsage
 from rag.context.prompt import Message
 from rag.conversation.model import Resolution, unchanged
-from rag.conversation.rules import RulesResolver, dependence
+from rag.conversation.rules import RulesResolver, dependence, own_terms
 from rag.errors import RagError
-from rag.text.lexical import content_terms
+from rag.lang.en import conversation as en_words
+from rag.lang.ko import conversation as ko_words
 from rag.types import Turn
 
 logger = logging.getLogger(__name__)
 
 MAX_CHARS = 300
+_NUMBER = re.compile(r"\d+(?:[,.]\d+)*")
+_LAW = re.compile(ko_words.QUOTED_LAW)
+_ARTICLE = re.compile(ko_words.ARTICLE_REF)
+_NAME = re.compile(en_words.NAME)
 MAX_TURNS = 6  # the last turns shown to the model
 SCHEMA = {"type": "object", "properties": {"question": {"type": "string", "maxLength": MAX_CHARS}},
           "required": ["question"], "additionalProperties": False}
@@ -44,15 +53,35 @@ SYSTEM = ("You rewrite the last question of a conversation so that it can be und
           '{"question": "..."}')
 
 
+def _digits(text: str) -> set[str]:
+    return {re.sub(r"[,.]", "", m) for m in _NUMBER.findall(text)}
+
+
+def _entities(text: str) -> set[str]:
+    """The numbers, laws, articles and names of ``text``, normalized for comparison."""
+    out = {f"#{d}" for d in _digits(text)}
+    out |= {"".join(m.split()) for m in _LAW.findall(text)}
+    out |= {"".join(m.group(1).split()) for m in _ARTICLE.finditer(text)}
+    out |= {part.lower() for m in _NAME.findall(text) for part in m.split("-") if part[:1].isupper()}
+    return out
+
+
 def rewrite_problem(rewrite: str, question: str, history: Sequence[Turn]) -> str:
-    """Why ``rewrite`` may not replace ``question`` ("" when it may)."""
+    """Why ``rewrite`` may not replace ``question`` ("" when it may): module docstring, step 3."""
     if not rewrite.strip():
         return "empty rewrite"
     if "\n" in rewrite.strip() or len(rewrite) > MAX_CHARS:
         return "not one short line"
-    seen = content_terms(" ".join([question, *(t.content for t in history)]))
-    new = sorted(content_terms(rewrite) - seen)
-    return f"terms not in the conversation: {', '.join(new[:5])}" if new else ""
+    said = " ".join([question, *(t.content for t in history)])
+    words = {w.lower() for w in re.findall(r"[A-Za-z0-9]+", said)}
+    held = _entities(said)
+    new = sorted(e for e in _entities(rewrite) if e not in held and e not in words)
+    if new:
+        return f"a number, law, article or name not in the conversation: {', '.join(new[:5])}"
+    terms = own_terms(rewrite)
+    if terms and not any(t.lower() in said.lower() for t in terms):
+        return f"about something else: none of {', '.join(terms[:5])} is in the conversation"
+    return ""
 
 
 class LLMResolver:

@@ -45,6 +45,9 @@ LAW_NAME = r"「([^」]{2,40})」|([가-힣]{2,30}(?:법률|법|시행령|시행
 # An article named in an answer's text ("제17조제1항", "제11조의3제1항제2호", "제7조의2"): the article
 # (group 1) and the paragraph and item after it; rag.conversation.earlier reads the law's name before it.
 ARTICLE_REF = r"(제\s*\d+\s*조(?:\s*의\s*\d+)?)((?:\s*제\s*\d+\s*[항호])*)"
+# A law named in 「」 (a rewrite may not bring one in unless the conversation holds it).
+QUOTED_LAW = r"「[^」]{1,40}」"
+
 # What a law's name may hold that its indexed title may not (spaces, brackets, middle dots): dropped before
 # the two are compared.
 NAME_NOISE = r"[\s「」『』\"'()\[\]·ㆍ_\-]+"

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from rag.answer.contract import GenerationOutput, GenerationRequest, TokenUsage
 from rag.conversation import LLMResolver, rewrite_problem
 from rag.errors import GenerationError
@@ -47,7 +49,7 @@ def test_a_rewrite_that_brings_its_own_facts_falls_back_to_the_rules():
                               ensure_ascii=False))
     r = LLMResolver(gen).resolve("그럼 신입사원은요?", HISTORY)
     assert r.method == "rules" and r.question.startswith("신입사원은 연차 휴가는 며칠인가요?")
-    assert "refused" in r.reason and "terms not in the conversation" in r.reason
+    assert "refused" in r.reason and "article or name not in the conversation: #2, #60, 제60조" in r.reason
 
 
 def test_a_model_error_or_bad_json_falls_back_to_the_rules():
@@ -60,6 +62,33 @@ def test_rewrite_problems():
     assert rewrite_problem("", "q", HISTORY) == "empty rewrite"
     assert rewrite_problem("a\nb", "q", HISTORY) == "not one short line"
     assert rewrite_problem("연차 휴가는 며칠인가요?", "신입사원은요?", HISTORY) == ""
+
+
+@pytest.mark.parametrize("rewrite", [
+    "신입사원의 연차 휴가는 며칠인가요?",
+    "입사 첫해 직원이 받는 연차 휴가는 모두 며칠인가요?",  # words of its own, no fact of its own
+    "신입사원은 1년간 80퍼센트 이상 출근하면 연차 휴가를 며칠 받나요?",  # numbers the conversation holds
+])
+def test_a_rewrite_in_words_of_its_own_passes(rewrite):
+    assert rewrite_problem(rewrite, "그럼 신입사원은요?", HISTORY) == ""
+
+
+@pytest.mark.parametrize("rewrite, why", [
+    ("신입사원은 연차 휴가가 20일인가요?", "not in the conversation: #20"),
+    ("「근로기준법」에 따른 신입사원의 연차 휴가는?", "「근로기준법」"),
+    ("제60조에 따른 신입사원의 연차 휴가는?", "제60조"),
+    ("서울의 인구는 몇 명인가요?", "about something else"),
+    ("What is the capital of France?", "france"),
+    ("How do I reset my password?", "about something else"),
+])
+def test_a_rewrite_that_brings_a_fact_or_another_topic_is_refused(rewrite, why):
+    assert why in rewrite_problem(rewrite, "그럼 신입사원은요?", HISTORY)
+
+
+def test_an_english_rewrite_may_name_only_what_the_conversation_names():
+    h = [Turn("user", "What payload can the HR-7 handle?"), Turn("assistant", "It carries up to 7 kg; see the FAQ.")]
+    assert rewrite_problem("What is the own weight of the HR-7 robot arm?", "and its own weight?", h) == ""
+    assert "hr9" in rewrite_problem("What is the own weight of the HR9 robot arm?", "and its own weight?", h)
 
 
 def test_a_rewrite_records_its_cost_and_is_cached_per_conversation():
