@@ -12,7 +12,9 @@ accuracy to the full questions' is the issue's measure. Variants:
   citations included) as the history's assistant turn, as a chatbot would pass it back;
 - ``rewriter-gold``: an LLM rewriter (``conversation.rewriter``) on a loopback fake server that
   returns each follow-up's written-out question: the ceiling of a rewrite, still checked;
-- ``rewriter-garbage``: the same server returning text that is not JSON: must fall back to the rules.
+- ``rewriter-garbage``: the same server returning text that is not JSON: must fall back to the rules;
+- ``rewriter-url`` (asked for by name): a real OpenAI-compatible rewriter at ``--rewriter-url``
+  (e.g. ``python -m rag.answer.llm_server --model qwen2.5-1.5b --port 8088`` on loopback).
 
 Sets: kolaw-dialogues over ../shared/data/kolaw-dev (or ``--data``), and demo-dialogues-en over the
 demo corpus, split by id hash into a ``dev`` and an ``eval`` half (``--halves``; the eval half is
@@ -32,13 +34,16 @@ from rag.bench.harness import data_dir, repo_path
 from rag.bench.measurement import Measurement, Outcome
 
 VARIANTS = ("shipped", "no-earlier", "own-answer", "rewriter-gold", "rewriter-garbage")
+KNOWN = (*VARIANTS, "rewriter-url")
 
 
 @dataclass(frozen=True)
 class Options:
     data: str = field(default="", metadata={"help": "data folder (default ../shared/data or $RAG_DATA_DIR)"})
     config: str = field(default="configs/default.yaml", metadata={"help": "the shipped settings"})
-    variants: tuple[str, ...] = field(default=VARIANTS, metadata={"help": "which of " + ", ".join(VARIANTS)})
+    variants: tuple[str, ...] = field(default=VARIANTS, metadata={"help": "which of " + ", ".join(KNOWN)})
+    rewriter_url: str = field(default="", metadata={"help": "the rewriter-url variant's endpoint (loopback)"})
+    rewriter_model: str = field(default="local", metadata={"help": "the model name sent to --rewriter-url"})
     sets: tuple[str, ...] = field(default=("kolaw-dialogues", "demo-dialogues-en"),
                                   metadata={"help": "dialogue sets under data/dev"})
 
@@ -139,7 +144,7 @@ def _answer_all(p, data, questions, history_for) -> Iterator:
                            data.latest, r.reason)
 
 
-def _variant(name: str, base, built, data, follow, full_text: dict[str, str]):
+def _variant(name: str, base, built, data, follow, full_text: dict[str, str], o: Options):
     """Scored rows of the follow-ups under variant ``name`` (``built``: the shipped pipeline, whose
     embedder and index the others share)."""
     from rag.pipeline import Pipeline
@@ -157,6 +162,12 @@ def _variant(name: str, base, built, data, follow, full_text: dict[str, str]):
             first = next(t.content for t in q.history if t.role == "user")
             return (Turn("user", first), built.answer(first).as_turn())
         return list(_answer_all(built, data, follow, own))
+    if name == "rewriter-url":
+        if not o.rewriter_url:
+            raise ValueError("the rewriter-url variant needs --rewriter-url")
+        p = derived(**{"conversation.rewriter": {"model": o.rewriter_model, "base_url": o.rewriter_url,
+                                                 "timeout_s": 120, "max_retries": 0}})
+        return list(_answer_all(p, data, follow, lambda q: q.history))
     table = {q.question: full_text[q.id] for q in follow}
     with RewriterServer(table, garbage=name == "rewriter-garbage") as srv:
         p = derived(**{"conversation.rewriter": {"model": "bench-rewriter", "base_url": srv.base_url,
@@ -187,7 +198,7 @@ def _one_set(s: DialogueSet, o: Options) -> tuple[dict, list[str]]:
         lines.append(f"| asked in full | {w} | {f['right']} / {f['answerable']} | {f['accuracy']} | 1 | {f['precision']} "
                      f"| {f['unanswerable_abstained']} |")
     for name in o.variants:
-        rows = _variant(name, base, built, follow_data, follow_data.questions, full_text)
+        rows = _variant(name, base, built, follow_data, follow_data.questions, full_text, o)
         out["variants"][name] = {w: _summary(rows, part, w) for w in which}
         for w in which:
             v, f = out["variants"][name][w], out["full"][w]
@@ -199,9 +210,9 @@ def _one_set(s: DialogueSet, o: Options) -> tuple[dict, list[str]]:
 
 
 def run(o: Options) -> Outcome:
-    unknown = sorted(set(o.variants) - set(VARIANTS))
+    unknown = sorted(set(o.variants) - set(KNOWN))
     if unknown:
-        raise ValueError(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
+        raise ValueError(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(KNOWN)}")
     result: dict = {}
     lines: list[str] = []
     for s in _sets(o):
