@@ -11,8 +11,11 @@
    and one of its key terms at least (the question analyzer's nouns and stems) must too. A
    rewrite says the question in whole words ("근무가 끝나는 시각" for "퇴근"), so other words are
    let through; what it may not bring is a fact, a number, a law or a name of its own, or a
-   question about something else. A rewrite that fails, or a model error, falls back to
-   :class:`RulesResolver`, and the resolution's ``reason`` says why.
+   question about something else. And it must stand alone by the same rules that found the
+   question did not (:func:`rag.conversation.rules.dependence`): a small model that hands the
+   follow-up back (``4시간 넘게 걸리면요?``, ``그 수당을 거짓으로 타면?``) is refused. A rewrite that
+   fails, or a model error, falls back to :class:`RulesResolver`, and the resolution's ``reason``
+   says why.
 4. The resolution records what the rewrite cost (tokens, milliseconds) and is cached per
    (conversation, question).
 """
@@ -81,7 +84,8 @@ def rewrite_problem(rewrite: str, question: str, history: Sequence[Turn]) -> str
     terms = own_terms(rewrite)
     if terms and not any(t.lower() in said.lower() for t in terms):
         return f"about something else: none of {', '.join(terms[:5])} is in the conversation"
-    return ""
+    still = dependence(rewrite)
+    return f"it does not stand alone: {still}" if still else ""
 
 
 class LLMResolver:

@@ -80,6 +80,8 @@ def test_a_rewrite_in_words_of_its_own_passes(rewrite):
     ("서울의 인구는 몇 명인가요?", "about something else"),
     ("What is the capital of France?", "france"),
     ("How do I reset my password?", "about something else"),
+    ("신입사원은요?", "it does not stand alone"),  # a small model that hands the follow-up back
+    ("그건 며칠인가요?", "it does not stand alone"),
 ])
 def test_a_rewrite_that_brings_a_fact_or_another_topic_is_refused(rewrite, why):
     assert why in rewrite_problem(rewrite, "그럼 신입사원은요?", HISTORY)
