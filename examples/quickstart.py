@@ -1,4 +1,5 @@
-"""Quick start: index the demo corpus, search it, update it, and build a budgeted prompt.
+"""Quick start: index the demo corpus, search it, update it, build a budgeted prompt, and ask a
+question and its follow-up.
 
     python examples/quickstart.py [INDEX_DIR]
 
@@ -46,6 +47,13 @@ def main(index_dir: str | None = None) -> None:
           f"{len(m.dropped)} candidates not sent")
     s1 = prompt.source_map["S1"]
     print(f"S1 -> {s1.evidence_id} v{s1.document_version} chars {s1.start_char}-{s1.end_char} {s1.uri}")
+
+    # A conversation: an answer goes back as the next question's history, its citations with it,
+    # so the follow-up is resolved into a standalone question and searched with what was cited.
+    first = pipe.answer("연차 휴가는 며칠인가요?")
+    follow = pipe.answer("그럼 신입사원은요?", [Turn("user", first.question), first.as_turn()])
+    res = follow.resolution
+    print(f"follow-up: {res.question!r} ({res.method}; {res.reason}) -> {follow.status}: {follow.answer.splitlines()[0]}")
 
 
 if __name__ == "__main__":

@@ -110,7 +110,7 @@ class RewriterServer:
     @property
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host!s}:{port}/v1"  # a str for an AF_INET server
 
     def __enter__(self) -> "RewriterServer":
         self._thread.start()

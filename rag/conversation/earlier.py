@@ -47,8 +47,8 @@ def named_articles(text: str, titles: Mapping[str, str]) -> tuple[tuple[str, str
     out: list[tuple[str, str]] = []
     for m in _ARTICLE.finditer(text):
         before = _key(text[max(0, m.start() - NAME_WINDOW):m.start()])
-        name = next((k for k in by_length if before.endswith(k)), None)
-        for doc in sorted(names[name]) if name is not None else ():
+        named = next((k for k in by_length if before.endswith(k)), None)
+        for doc in sorted(names[named]) if named is not None else ():
             ref = (doc, "".join(m.group(0).split()))
             if ref not in out:
                 out.append(ref)

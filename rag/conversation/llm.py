@@ -126,13 +126,13 @@ class LLMResolver:
             rewrite, usage = self._ask(question, history)
         except (RagError, ValueError, KeyError, TypeError) as exc:
             return self._fall_back(question, history, f"the LLM rewrite failed ({type(exc).__name__})", t0)
-        cost = {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
-                "ms": (time.perf_counter() - t0) * 1e3}
         problem = rewrite_problem(rewrite, question, history)
         if problem:
-            return self._fall_back(question, history, f"the LLM rewrite was refused ({problem})", t0, **cost)
-        return Resolution(asked=question, question=rewrite.strip(), standalone=False, method="llm",
-                          carried=(), reason=why, **cost)
+            return self._fall_back(question, history, f"the LLM rewrite was refused ({problem})", t0,
+                                   usage.prompt_tokens, usage.completion_tokens)
+        return Resolution(asked=question, question=rewrite.strip(), standalone=False, method="llm", carried=(),
+                          reason=why, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                          ms=(time.perf_counter() - t0) * 1e3)
 
     def _ask(self, question: str, history: Sequence[Turn]) -> tuple[str, TokenUsage]:
         turns = [t for t in history if t.content.strip()][-MAX_TURNS:]
@@ -147,7 +147,7 @@ class LLMResolver:
         return value, out.usage
 
     def _fall_back(self, question: str, history: Sequence[Turn], why: str, t0: float, prompt_tokens: int = 0,
-                   completion_tokens: int = 0, ms: float = 0.0) -> Resolution:
+                   completion_tokens: int = 0) -> Resolution:
         logger.info("conversation: %s; the rules resolve the follow-up", why)
         r = self.fallback.resolve(question, history)
         return dataclasses.replace(r, reason=f"{r.reason}; {why}", prompt_tokens=prompt_tokens,

@@ -13,7 +13,7 @@ from rag.errors import EmptyQueryError, InputError
 from rag.retrieval.earlier import earlier_hits, with_earlier
 from rag.retrieval.fusion import fuse
 from rag.index.protocol import Index
-from rag.types import EarlierEvidence, ScoredChunk, SearchFilter, SearchResult
+from rag.types import Candidate, EarlierEvidence, ScoredChunk, SearchFilter, SearchResult
 
 logger = logging.getLogger(__name__)
 
@@ -83,16 +83,17 @@ class HybridRetriever:
         dn = index.search_dense(vec, self.config.dense_top_k, where)
         t3 = time.perf_counter()
         timings = {"bm25": (t1 - t0) * 1e3, "embed_query": (t2 - t1) * 1e3, "dense": (t3 - t2) * 1e3}
+        fused: tuple[Candidate, ...]
         if earlier:
             found = earlier_hits(index, q, vec, earlier, where, with_bm25=bool(bm) or index.has_bm25)
             t4 = time.perf_counter()
-            fused = with_earlier(self.config.fusion, bm, dn, found, candidates or self.config.candidates)
+            fused = tuple(with_earlier(self.config.fusion, bm, dn, found, candidates or self.config.candidates))
             timings["earlier"] = (t4 - t3) * 1e3
             t3 = t4
         else:
             fused = self.fuse(q, bm, dn, candidates).candidates
         timings["fusion"] = (time.perf_counter() - t3) * 1e3
-        return SearchResult(q, tuple(fused), timings)
+        return SearchResult(q, fused, timings)
 
     def search_many(self, queries: Sequence[str], candidates: int | None = None, *,
                     principal: Principal | None = None) -> list[SearchResult]:

@@ -99,6 +99,7 @@ def test_quickstart_example_runs(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     assert "after the update the top hit is bike-policy:2026.1:0" in out.stdout
     assert "S1 -> it-security-handbook:" in out.stdout
+    assert "follow-up: '신입사원은 연차 휴가는 며칠인가요?' (rules; opens with '그럼') -> answered: 16일" in out.stdout
 
 
 def test_the_service_answers_exactly_as_the_library(demo_pipeline):
