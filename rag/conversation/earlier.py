@@ -28,6 +28,7 @@ NAME_WINDOW = 60
 
 _ARTICLE = re.compile(ko_words.ARTICLE_REF)
 _NOT_NAME = re.compile(ko_words.NAME_NOISE)
+_DECREE = re.compile(ko_words.DECREE)
 
 
 def _key(text: str) -> str:
@@ -35,19 +36,25 @@ def _key(text: str) -> str:
 
 
 def named_articles(text: str, titles: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    """(document id, article) for each article ``text`` names right after a document's name
-    (``titles``: document id → title). The longest name that ends just before the reference wins;
-    every document of that name counts (a rule stored one article a document shares its title)."""
+    """(document id, article) for each article ``text`` names after a document's name (``titles``:
+    document id → title), within :data:`NAME_WINDOW` characters before it. The name that ends
+    nearest the reference wins (``「주택임대차보호법」 제3조 및 제4조``: both are that law's), the
+    longest of those; every document of that name counts (a rule stored one article a document
+    shares its title)."""
     names: dict[str, set[str]] = {}
     for doc_id, title in titles.items():
         for name in (title, doc_id):
             if len(_key(name)) >= 2:
                 names.setdefault(_key(name), set()).add(doc_id)
-    by_length = sorted(names, key=lambda k: (-len(k), k))
     out: list[tuple[str, str]] = []
     for m in _ARTICLE.finditer(text):
         before = _key(text[max(0, m.start() - NAME_WINDOW):m.start()])
-        named = next((k for k in by_length if before.endswith(k)), None)
+        # the name that ends nearest the reference ("… 규칙 제3조 및 제4조": 제4조 is the rule's too),
+        # the longest of those that end there (a decree's name holds its law's)
+        ends = [(before.rfind(k) + len(k), len(k), k) for k in names if k in before]
+        end, _, named = max(ends) if ends else (0, 0, None)
+        if named is not None and _DECREE.search(before[end:]):  # "같은 법 시행령 제2조": another document
+            named = None
         for doc in sorted(names[named]) if named is not None else ():
             ref = (doc, "".join(m.group(0).split()))
             if ref not in out:

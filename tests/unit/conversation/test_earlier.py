@@ -69,3 +69,10 @@ def test_previous_citations_join_the_last_assistant_turn():
     assert with_previous_citations(history, ()) == history
     with pytest.raises(ValueError, match="assistant turn"):
         with_previous_citations((Turn("user", "q1"),), ("d:1:0",))
+
+
+def test_a_second_reference_belongs_to_the_law_named_before_it():
+    assert named_articles("주택임대차보호법 제3조 및 제4조에 따라 대항력이 생깁니다.", TITLES) == (
+        ("주택임대차보호법", "제3조"), ("주택임대차보호법", "제4조"))
+    # "the same law's decree": another document, whose name is not written out: not read
+    assert named_articles("주택임대차보호법 제3조와 같은 법 시행령 제2조", TITLES) == (("주택임대차보호법", "제3조"),)
