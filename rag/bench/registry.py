@@ -37,9 +37,9 @@ def measurements() -> dict[str, Measurement]:
 
 def recipes() -> dict[str, Measurement]:
     """The data recipes (``rag bench data NAME``): they write a data set instead of measuring."""
-    from rag.bench import datasets
+    from rag.bench import answer_sets, datasets
 
-    return {r.name: r for r in datasets.RECIPES}
+    return {r.name: r for r in (*datasets.RECIPES, *answer_sets.RECIPES)}
 
 
 def get(name: str, known: Mapping[str, Measurement] | None = None) -> Measurement:
