@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from rag.bench.harness import repo_path
 from rag.bench.measurement import Measurement, Outcome
@@ -41,10 +41,10 @@ def run(o: Options) -> Outcome:
     cfg = load_config(repo_path(o.config))
     p = Pipeline(cfg)
     ds = load_beir(Path(o.dataset), o.split)
-    keep = beir_query_filter(o.dataset, ds.qrels, o.reader_split)
+    keep = beir_query_filter(o.dataset, {q: dict(r) for q, r in ds.qrels.items()}, o.reader_split)
     qids = sorted(q for q in ds.qrels if keep(q))[:o.max_queries or None]
     index = p.new_index(ds.corpus)
-    qvecs = p.embedder.embed_queries([ds.queries[q] for q in qids])
+    qvecs: Any = p.embedder.embed_queries([ds.queries[q] for q in qids])  # one row per query
     base = RerankConfig(model=o.model, max_length=o.max_length, quantize=True, languages=("ko", "en"),
                         passage_languages=("ko", "en"))
     scorer = CrossEncoderScorer(base)
