@@ -41,13 +41,16 @@ def named_articles(text: str, titles: Mapping[str, str]) -> tuple[tuple[str, str
     nearest the reference wins (``「주택임대차보호법」 제3조 및 제4조``: both are that law's), the
     longest of those; every document of that name counts (a rule stored one article a document
     shares its title)."""
+    refs = list(_ARTICLE.finditer(text))
+    if not refs:
+        return ()
     names: dict[str, set[str]] = {}
     for doc_id, title in titles.items():
         for name in (title, doc_id):
             if len(_key(name)) >= 2:
                 names.setdefault(_key(name), set()).add(doc_id)
     out: list[tuple[str, str]] = []
-    for m in _ARTICLE.finditer(text):
+    for m in refs:
         before = _key(text[max(0, m.start() - NAME_WINDOW):m.start()])
         # the name that ends nearest the reference ("… 규칙 제3조 및 제4조": 제4조 is the rule's too),
         # the longest of those that end there (a decree's name holds its law's)

@@ -62,6 +62,7 @@ class Components:
         self._gate: Gate | None = None
         self._validator: CitationValidator | None = None
         self._resolver: "QuestionResolver | None" = None  # built once: the LLM resolver's cache lives in it
+        self._titles: tuple[object, dict[str, str]] | None = None  # (documents, id -> title) for earlier evidence
         self._prompt_builders: dict[Ordering, PromptBuilder] = {}
         self._tool_selectors: dict[tuple[ToolSpec, ...], ToolSelector] = {}
         # Derived from the index's current documents; recomputed when the index swaps them
@@ -333,8 +334,10 @@ class Components:
             return None
         from rag.conversation import earlier_evidence
 
-        titles = {doc_id: rec.title for (doc_id, _), rec in sorted(self.index.documents.items())}
-        return earlier_evidence(history, titles)
+        docs = self.index.documents
+        if self._titles is None or self._titles[0] is not docs:  # the index replaces, never mutates, it
+            self._titles = (docs, {doc_id: rec.title for (doc_id, _), rec in sorted(docs.items())})
+        return earlier_evidence(history, self._titles[1])
 
     def _extractive_scorer(self):
         """The extractive generator's model score (``generation.extractive_scorer``), or None: the

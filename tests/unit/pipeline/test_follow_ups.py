@@ -211,3 +211,21 @@ def test_a_rewriter_endpoint_of_its_own_rewrites_beside_the_extractive_answer(bu
     fake_llm.script(Reply("garbage that is not JSON"))
     fallback = p.answer("그럼 경력직은요?", HISTORY)
     assert fallback.resolution.method == "rules" and "failed" in fallback.resolution.reason
+
+
+def test_earlier_evidence_a_caller_may_not_read_never_joins_its_candidates(tmp_path):
+    from rag.access import Principal
+    from rag.types import Document
+    from tests.conftest import write_config
+
+    p = Pipeline(load_config(write_config(tmp_path, retrieval={"candidates": 1}, gate={"fallback_threshold": -1.0})))
+    p.build_index([Document("pub", "연차 휴가는 15일이다. 휴가 신청은 팀장에게 한다.", title="휴가 안내", uri="mem://pub"),
+                   Document("hr-only", "급여 기준표 비밀 canaryhr 성과급은 연 2회 지급한다.", title="인사 비밀", uri="mem://hr",
+                            metadata={"access": {"groups": ["hr"]}}),
+                   Document("pub2", "출장비는 하루 5만원이다.", title="출장", uri="mem://pub2")])
+    secret = next(c.evidence_id for c in p.index.chunks if c.document_id == "hr-only")
+    history = [Turn("user", "연차 휴가는 며칠인가요?"), Turn("assistant", "15일입니다.", (secret,))]
+    anonymous = p.answer("그럼 신입사원은요?", history)
+    assert secret not in _candidates(anonymous) and "canaryhr" not in anonymous.dumps()
+    hr = p.answer("그럼 신입사원은요?", history, principal=Principal("kim", ("hr",)))
+    assert secret in _candidates(hr)  # the same request from someone who may read it
