@@ -54,9 +54,8 @@ def question_metrics(records: Sequence[Any],
     Reads each answer's JSON: ``trace.manifest`` (or ``trace.context``) for the context,
     ``trace.attempts`` for rejected attempts by violation code, ``trace.validation.citations[].support``
     for support scores (else ``support_fn(citation)`` when given), ``citations`` for documents;
-    a field the answer does not carry leaves its metrics out."""
-    import numpy as np
-
+    a field the answer does not carry leaves its metrics out. The steps: statuses, abstention against
+    the labels, retrieval, context, citations, facts, then latency, tokens and attempts."""
     n = len(records)
     m: dict[str, float | None] = {"n_questions": float(n)}
     if not n:
@@ -65,17 +64,37 @@ def question_metrics(records: Sequence[Any],
     m["answers.answered_rate"] = round(st.count("answered") / n, 6)
     m["answers.abstained_rate"] = round(st.count("insufficient_evidence") / n, 6)
     m["answers.failed_rate"] = round(st.count("failed") / n, 6)
+    m.update(_abstention_metrics(records))
+    results = [(r, r.result or {}) for r in records]
+    m.update(_retrieval_metrics(results))
+    context, use = _context_metrics(results)
+    m.update(context)
+    citations, support = _citation_metrics(results, support_fn)
+    m.update(citations)
+    m.update(fact_metrics(results, _label))
+    m.update(_cost_metrics(records))
+    curves = {"support": [round(x, 4) for x in support], "budget_use": [round(u, 4) for u in use],
+              "status": {x: st.count(x) for x in ("answered", "insufficient_evidence", "failed")}}
+    return m, curves
 
-    # abstention against labels: answerable from "answerable", else from expected_doc_id (null = unanswerable)
-    def label(r) -> bool | None:
-        g = r.gold
-        if isinstance(g.get("answerable"), bool):
-            return g["answerable"]
-        if "expected_doc_id" in g:
-            return g["expected_doc_id"] is not None
-        return None
 
-    lab = [(r.status == "answered", y) for r in records if r.status != "failed" and (y := label(r)) is not None]
+def _label(r) -> bool | None:
+    """Whether a record's question is answerable: its ``answerable``, else whether it names an
+    ``expected_doc_id`` (null: unanswerable); None when the line says neither."""
+    g = r.gold
+    if isinstance(g.get("answerable"), bool):
+        return g["answerable"]
+    if "expected_doc_id" in g:
+        return g["expected_doc_id"] is not None
+    return None
+
+
+def _abstention_metrics(records: Sequence[Any]) -> dict[str, float | None]:
+    """Answered or abstained against the labels (failed lines left out)."""
+    import numpy as np
+
+    m: dict[str, float | None] = {}
+    lab = [(r.status == "answered", y) for r in records if r.status != "failed" and (y := _label(r)) is not None]
     if lab:
         a = np.array([x for x, _ in lab])
         y = np.array([y for _, y in lab])
@@ -87,9 +106,11 @@ def question_metrics(records: Sequence[Any],
             m["abstention.abstained_when_unanswerable"] = round(float((~a[~y]).mean()), 6)
         if a.any():
             m["abstention.precision_of_answered"] = round(float(y[a].mean()), 6)
+    return m
 
-    results = [(r, r.result or {}) for r in records]
-    # retrieval: expected document among the candidates the trace lists
+
+def _retrieval_metrics(results: Sequence[tuple[Any, Any]]) -> dict[str, float | None]:
+    """The expected document among the first 1 / 3 / 10 candidates the trace lists."""
     hits: dict[int, list[bool]] = {1: [], 3: [], 10: []}
     for r, res in results:
         exp_doc = r.gold.get("expected_doc_id")
@@ -100,11 +121,15 @@ def question_metrics(records: Sequence[Any],
                 for c in cands if isinstance(c, Mapping)]
         for k in hits:
             hits[k].append(exp_doc in docs[:k])
-    for k, v in hits.items():
-        if v:
-            m[f"retrieval.hit@{k}"] = round(sum(v) / len(v), 6)
+    return {f"retrieval.hit@{k}": round(sum(v) / len(v), 6) for k, v in hits.items() if v}
 
-    # context: the prompt manifest
+
+def _context_metrics(results: Sequence[tuple[Any, Any]]) -> tuple[dict[str, float | None], list[float]]:
+    """The prompt manifests: evidence tokens, budget and its use, blocks, truncation, drops by reason;
+    and the budget use per answer (a curve)."""
+    import numpy as np
+
+    m: dict[str, float | None] = {}
     ev_tok, budget, use, blocks, trunc = [], [], [], [], []
     dropped: dict[str, int] = {}
     n_manifest = 0
@@ -137,8 +162,17 @@ def question_metrics(records: Sequence[Any],
             dropped.setdefault(reason, 0)
         for reason, c in sorted(dropped.items()):
             m[f"context.dropped.{re.sub(r'[^a-z0-9_]', '_', reason.lower())}"] = round(c / n_manifest, 4)
+    return m, use
 
-    # citations: validation of every attempt, support scores, documents cited
+
+def _citation_metrics(results: Sequence[tuple[Any, Any]],
+                      support_fn: Callable[[Mapping[str, Any]], float | None] | None
+                      ) -> tuple[dict[str, float | None], list[float]]:
+    """Validation of every attempt (rejections by violation code), support scores, citations per
+    answer and the expected document cited; and the support scores (a curve)."""
+    import numpy as np
+
+    m: dict[str, float | None] = {}
     attempts_total = rejected = first_ok = n_gen = 0
     codes: dict[str, int] = {}
     support: list[float] = []
@@ -192,10 +226,14 @@ def question_metrics(records: Sequence[Any],
         m["citations.per_answer.mean"] = round(float(np.mean(per_answer)), 4)
     if correct_doc:
         m["citations.correct_document_rate"] = round(sum(correct_doc) / len(correct_doc), 6)
+    return m, support
 
-    m.update(fact_metrics(results, label))
 
-    # latency per stage and in flight ("wall"), as the batch summary has it; tokens, attempts
+def _cost_metrics(records: Sequence[Any]) -> dict[str, float | None]:
+    """Latency per stage and in flight ("wall"), as the batch summary has it; tokens and attempts."""
+    import numpy as np
+
+    m: dict[str, float | None] = {}
     for stage, stats in summarize(records).latency_ms.items():
         m.update(latency_metrics(stats, f"latency.{re.sub(r'[^a-z0-9_]', '_', stage.lower())}"))
     ok = [r for r in records if r.status != "failed"]
@@ -203,9 +241,7 @@ def question_metrics(records: Sequence[Any],
         m["tokens.prompt.mean"] = round(float(np.mean([r.prompt_tokens for r in ok])), 3)
         m["tokens.completion.mean"] = round(float(np.mean([r.completion_tokens for r in ok])), 3)
         m["attempts.mean"] = round(float(np.mean([r.attempts for r in ok])), 4)
-    curves = {"support": [round(s, 4) for s in support], "budget_use": [round(u, 4) for u in use],
-              "status": {s: st.count(s) for s in ("answered", "insufficient_evidence", "failed")}}
-    return m, curves
+    return m
 
 
 def gold_facts(gold: Mapping[str, Any]) -> tuple[tuple[str, ...], str | None]:
