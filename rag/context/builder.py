@@ -226,6 +226,10 @@ def _kind(e: Evidence) -> str:
     return "text"
 
 
+# A block the builder chose: (evidence, body as sent, start, end, truncated, tokens, neutralized spans).
+_Chosen = tuple[Evidence, str, int, int, bool, int, int]
+
+
 def _sort_key(e: Evidence) -> tuple:
     return (-e.score, e.document_id, e.document_version, e.evidence_id, e.text)
 
@@ -261,23 +265,39 @@ class ContextBuilder:
         return wrapper_reserve(self.counter, self.config.max_blocks)
 
     def build(self, evidence: Sequence[Evidence], evidence_budget: int) -> ContextBundle:
+        """The context for ``evidence`` within ``evidence_budget`` tokens: checked and ranked, overlaps
+        merged, blocks chosen greedily by rank under the caps and the budget (cut at a safe boundary
+        when one does not fit whole), then rendered and held to the budget on the real token count."""
         if evidence_budget <= 0:
             raise BudgetError(f"evidence_budget must be > 0, got {evidence_budget}")
-        pol = self.config
-        count = self.counter.count
         dropped: list[DroppedEvidence] = []
         items = self._validate(evidence, dropped)
         items.sort(key=_sort_key)
         rank_of = {e.evidence_id: i + 1 for i, e in enumerate(items)}
-
         versions: dict[str, set[str]] = {}
         for e in items:
             versions.setdefault(e.document_id, set()).add(e.document_version)
         conflicts = tuple(sorted(d for d, v in versions.items() if len(v) > 1))
-
         items = self._dedupe_overlaps(items, dropped)
+        chosen = self._choose(items, evidence_budget, dropped)
+        blocks, rendered, rendered_tokens, reserve = self._render_within(chosen, rank_of, evidence_budget, dropped)
+        dropped.sort(key=lambda d: (rank_of.get(d.evidence_id, 10**9), d.evidence_id, d.reason))
+        return ContextBundle(
+            blocks=blocks,
+            dropped=tuple(dropped),
+            rendered=rendered,
+            evidence_tokens=sum(b.tokens for b in blocks),
+            rendered_tokens=rendered_tokens,
+            evidence_budget=evidence_budget,
+            wrapper_reserve=reserve,
+            version_conflicts=conflicts,
+        )
 
-        chosen: list[tuple[Evidence, str, int, int, bool, int, int]] = []  # e, body, start, end, trunc, tokens, n
+    def _choose(self, items: list[Evidence], evidence_budget: int, dropped: list[DroppedEvidence]) -> list[_Chosen]:
+        """Blocks in rank order while ``max_blocks``, the per-document cap, the budget and the
+        near-duplicate rule allow; each sized to what is left (:meth:`_sized`)."""
+        pol = self.config
+        chosen: list[_Chosen] = []
         signatures: list[tuple[str, str, frozenset[str]]] = []  # (evidence_id, document_id, shingles) of chosen
         per_doc: dict[str, int] = {}
         used = 0
@@ -306,36 +326,50 @@ class ContextBuilder:
                     dropped.append(DroppedEvidence(e.evidence_id, "duplicate",
                                                    f"near-duplicate of {dup[0]} (jaccard {dup[1]:.2f})"))
                     continue
-            body, n_neutral = neutralize(e.text)
-            head_tokens = header_tokens(self.counter, e.title, e.locator, e.page,
-                                        page_at(e.page, e.page_breaks, None))
-            tokens = count(body) + head_tokens
-            start, end, truncated = e.start_char, e.end_char, False
-            if tokens > remaining:
-                if _kind(e) in ("table", "code"):
-                    dropped.append(DroppedEvidence(e.evidence_id, "unsplittable",
-                                                   f"{_kind(e)} of {tokens} tokens > {remaining} left"))
-                    continue
-                cut = self._fit(e, remaining - head_tokens)
-                if cut is None:
-                    dropped.append(DroppedEvidence(e.evidence_id, "budget",
-                                                   f"{tokens} tokens, no safe cut of >= {pol.min_block_tokens} "
-                                                   f"tokens within {remaining}"))
-                    continue
-                body, n_neutral = neutralize(e.text[:cut])
-                # the header names the pages actually sent
-                tokens = count(body) + header_tokens(self.counter, e.title, e.locator, e.page,
-                                                     page_at(e.page, e.page_breaks, cut - 1))
-                end, truncated = e.start_char + cut, True
-            chosen.append((e, body, start, end, truncated, tokens, n_neutral))
+            block = self._sized(e, remaining, dropped)
+            if block is None:
+                continue
+            chosen.append(block)
             if pol.near_duplicates == "drop":
                 signatures.append((e.evidence_id, e.document_id, sig or shingles(e.text)))
             per_doc[doc_key] = per_doc.get(doc_key, 0) + 1
-            used += tokens
+            used += block[5]
+        return chosen
 
+    def _sized(self, e: Evidence, remaining: int, dropped: list[DroppedEvidence]) -> _Chosen | None:
+        """``e`` whole when it fits in ``remaining`` tokens, else cut at a safe boundary (a table or
+        code block is never cut); None, with the reason in ``dropped``, when neither fits."""
+        count = self.counter.count
+        body, n_neutral = neutralize(e.text)
+        head_tokens = header_tokens(self.counter, e.title, e.locator, e.page, page_at(e.page, e.page_breaks, None))
+        tokens = count(body) + head_tokens
+        start, end, truncated = e.start_char, e.end_char, False
+        if tokens > remaining:
+            if _kind(e) in ("table", "code"):
+                dropped.append(DroppedEvidence(e.evidence_id, "unsplittable",
+                                               f"{_kind(e)} of {tokens} tokens > {remaining} left"))
+                return None
+            cut = self._fit(e, remaining - head_tokens)
+            if cut is None:
+                dropped.append(DroppedEvidence(e.evidence_id, "budget",
+                                               f"{tokens} tokens, no safe cut of >= {self.config.min_block_tokens} "
+                                               f"tokens within {remaining}"))
+                return None
+            body, n_neutral = neutralize(e.text[:cut])
+            # the header names the pages actually sent
+            tokens = count(body) + header_tokens(self.counter, e.title, e.locator, e.page,
+                                                 page_at(e.page, e.page_breaks, cut - 1))
+            end, truncated = e.start_char + cut, True
+        return (e, body, start, end, truncated, tokens, n_neutral)
+
+    def _render_within(self, chosen: list[_Chosen], rank_of: dict[str, int], evidence_budget: int,
+                       dropped: list[DroppedEvidence]) -> tuple[tuple[ContextBlock, ...], str, int, int]:
+        """The chosen blocks in the configured order, numbered and rendered; tokenizers are not
+        perfectly additive across joins, so the real count is held to the budget (plus the wrapper's
+        reserve) by dropping the lowest-ranked block until it fits. (blocks, rendered, tokens, reserve)."""
         reserve = self.wrapper_reserve()
         while True:
-            ordered = _order(chosen, pol.ordering)
+            ordered = _order(chosen, self.config.ordering)
             blocks = tuple(
                 ContextBlock(f"S{i + 1}", e.evidence_id, e.document_id, e.document_version, body, start, end, trunc,
                              tokens, e.score, rank_of[e.evidence_id], e.uri, e.title, e.page, n, e.locator,
@@ -343,24 +377,11 @@ class ContextBuilder:
                 for i, (e, body, start, end, trunc, tokens, n) in enumerate(ordered)
             )
             rendered = render_blocks(blocks)
-            rendered_tokens = count(rendered) if rendered else 0
-            # Tokenizers are not perfectly additive across joins: enforce the bound on the
-            # real count, dropping the lowest-ranked block until it holds.
+            rendered_tokens = self.counter.count(rendered) if rendered else 0
             if not chosen or rendered_tokens <= evidence_budget + reserve:
-                break
+                return blocks, rendered, rendered_tokens, reserve
             worst = chosen.pop()
             dropped.append(DroppedEvidence(worst[0].evidence_id, "budget", "rendered context over budget"))
-        dropped.sort(key=lambda d: (rank_of.get(d.evidence_id, 10**9), d.evidence_id, d.reason))
-        return ContextBundle(
-            blocks=blocks,
-            dropped=tuple(dropped),
-            rendered=rendered,
-            evidence_tokens=sum(b.tokens for b in blocks),
-            rendered_tokens=rendered_tokens,
-            evidence_budget=evidence_budget,
-            wrapper_reserve=reserve,
-            version_conflicts=conflicts,
-        )
 
     # -- steps ---------------------------------------------------------------
     def _validate(self, evidence: Sequence[Evidence], dropped: list[DroppedEvidence]) -> list[Evidence]:
