@@ -196,6 +196,38 @@ def read_questions(path: str | Path, *, format: Literal["auto", "jsonl", "text"]
     if format not in ("auto", "jsonl", "text"):
         raise ConfigError(f"format must be auto, jsonl or text, got {format!r}")
     p = Path(path)
+    lines = _file_lines(p)
+    fmt = _sniff(p, lines) if format == "auto" else format
+    problems: list[InputProblem] = []
+    questions: list[BatchQuestion] = []
+    repeated: list[RepeatedLine] = []
+    first: dict[str, BatchQuestion] = {}
+    for lineno, raw in enumerate(lines, 1):
+        bq = _line_question(lineno, raw, fmt, len(questions), principal, filter_fields)
+        if bq is None:
+            continue
+        if isinstance(bq, InputProblem):
+            problems.append(bq)
+            continue
+        seen = first.get(bq.id)
+        if seen is not None:
+            diff = differences(seen, bq)
+            if not diff:  # the same question again: answered once
+                repeated.append(RepeatedLine(lineno, bq.id, seen.line))
+                continue
+            problems.append(InputProblem(lineno, "duplicate_id",
+                                         f"id {bq.id!r} already used on line {seen.line} for another question "
+                                         f"(they differ in {', '.join(diff)}); give this line its own id"))
+            continue
+        first[bq.id] = bq
+        questions.append(bq)
+    _report(p, fmt, questions, problems, repeated, on_invalid)
+    return QuestionSet(p, fmt, tuple(questions), tuple(problems), tuple(repeated))
+
+
+def _file_lines(p: Path) -> list[bytes]:
+    """The file's lines as bytes (a UTF-8 byte order mark dropped); :class:`BatchInputError` when
+    it is missing or unreadable."""
     if not p.is_file():
         raise BatchInputError(f"questions file not found: {p} (give a JSONL file of {{\"id\", \"question\"}} "
                               "objects or a text file with one question a line)")
@@ -205,46 +237,34 @@ def read_questions(path: str | Path, *, format: Literal["auto", "jsonl", "text"]
         raise BatchInputError(f"{p}: cannot read ({exc.strerror})") from None
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    lines = data.split(b"\n")
-    fmt = _sniff(p, lines) if format == "auto" else format
-    problems: list[InputProblem] = []
-    questions: list[BatchQuestion] = []
-    repeated: list[RepeatedLine] = []
-    first: dict[str, BatchQuestion] = {}
-    for lineno, raw in enumerate(lines, 1):
-        raw = raw.rstrip(b"\r")
-        if not raw.strip():
-            continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            problems.append(InputProblem(lineno, "malformed", f"not valid UTF-8 (byte {exc.start}: {exc.reason})"))
-            continue
-        history: tuple[Turn, ...]
-        gold: dict
-        if fmt == "text":
-            q = text.strip()
-            qid, history, gold, who, where = text_id(q), (), {}, principal, None
-        else:
-            try:
-                qid, q, history, gold, own, named, where = _parse_jsonl_line(text, filter_fields)
-                who = own if named else principal
-            except ValueError as exc:
-                problems.append(InputProblem(lineno, "malformed", str(exc)))
-                continue
-        bq = BatchQuestion(qid, q, lineno, len(questions), history, gold, who, where)
-        seen = first.get(qid)
-        if seen is not None:
-            diff = differences(seen, bq)
-            if not diff:  # the same question again: answered once
-                repeated.append(RepeatedLine(lineno, qid, seen.line))
-                continue
-            problems.append(InputProblem(lineno, "duplicate_id",
-                                         f"id {qid!r} already used on line {seen.line} for another question "
-                                         f"(they differ in {', '.join(diff)}); give this line its own id"))
-            continue
-        first[qid] = bq
-        questions.append(bq)
+    return data.split(b"\n")
+
+
+def _line_question(lineno: int, raw: bytes, fmt: str, index: int, principal: Principal | None,
+                   filter_fields: Mapping[str, str] | None) -> BatchQuestion | InputProblem | None:
+    """One line as the question it asks (``index``: its position among the questions so far), the
+    problem that makes it a bad line, or None for a blank line."""
+    raw = raw.rstrip(b"\r")
+    if not raw.strip():
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return InputProblem(lineno, "malformed", f"not valid UTF-8 (byte {exc.start}: {exc.reason})")
+    if fmt == "text":
+        q = text.strip()
+        return BatchQuestion(text_id(q), q, lineno, index, (), {}, principal, None)
+    try:
+        qid, q, history, gold, own, named, where = _parse_jsonl_line(text, filter_fields)
+    except ValueError as exc:
+        return InputProblem(lineno, "malformed", str(exc))
+    return BatchQuestion(qid, q, lineno, index, history, gold, own if named else principal, where)
+
+
+def _report(p: Path, fmt: str, questions: list[BatchQuestion], problems: list[InputProblem],
+            repeated: list[RepeatedLine], on_invalid: str) -> None:
+    """Stop on bad lines (``on_invalid="stop"``: :class:`BatchInputError` listing them), else log each
+    skipped and repeated line; stop when no question is left."""
     if problems and on_invalid == "stop":
         shown = "\n".join("  " + pr.describe(p) for pr in problems[:MAX_LISTED_PROBLEMS])
         more = f"\n  … and {len(problems) - MAX_LISTED_PROBLEMS} more" if len(problems) > MAX_LISTED_PROBLEMS else ""
@@ -257,4 +277,3 @@ def read_questions(path: str | Path, *, format: Literal["auto", "jsonl", "text"]
     if not questions:
         raise BatchInputError(f"{p}: no questions (expected {'JSONL objects with a question' if fmt == 'jsonl' else 'one question a line'})",
                               problems)
-    return QuestionSet(p, fmt, tuple(questions), tuple(problems), tuple(repeated))
