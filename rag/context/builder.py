@@ -226,8 +226,7 @@ def _kind(e: Evidence) -> str:
     return "text"
 
 
-# A block the builder chose: (evidence, body as sent, start, end, truncated, tokens, neutralized spans).
-_Chosen = tuple[Evidence, str, int, int, bool, int, int]
+_Chosen = tuple[Evidence, str, int, int, bool, int, int]  # (evidence, body sent, start, end, cut, tokens, neutralized)
 
 
 def _sort_key(e: Evidence) -> tuple:
@@ -265,9 +264,8 @@ class ContextBuilder:
         return wrapper_reserve(self.counter, self.config.max_blocks)
 
     def build(self, evidence: Sequence[Evidence], evidence_budget: int) -> ContextBundle:
-        """The context for ``evidence`` within ``evidence_budget`` tokens: checked and ranked, overlaps
-        merged, blocks chosen greedily by rank under the caps and the budget (cut at a safe boundary
-        when one does not fit whole), then rendered and held to the budget on the real token count."""
+        """``evidence`` checked, ranked and merged where it overlaps, chosen greedily by rank
+        (:meth:`_choose`), rendered and held to ``evidence_budget`` (:meth:`_render_within`)."""
         if evidence_budget <= 0:
             raise BudgetError(f"evidence_budget must be > 0, got {evidence_budget}")
         dropped: list[DroppedEvidence] = []
@@ -364,9 +362,8 @@ class ContextBuilder:
 
     def _render_within(self, chosen: list[_Chosen], rank_of: dict[str, int], evidence_budget: int,
                        dropped: list[DroppedEvidence]) -> tuple[tuple[ContextBlock, ...], str, int, int]:
-        """The chosen blocks in the configured order, numbered and rendered; tokenizers are not
-        perfectly additive across joins, so the real count is held to the budget (plus the wrapper's
-        reserve) by dropping the lowest-ranked block until it fits. (blocks, rendered, tokens, reserve)."""
+        """(blocks, rendered, tokens, reserve): the chosen blocks ordered, numbered and rendered, the lowest
+        ranked dropped until the real count fits (tokenizers are not additive across joins)."""
         reserve = self.wrapper_reserve()
         while True:
             ordered = _order(chosen, self.config.ordering)
