@@ -320,6 +320,14 @@ def _period_month(t: str, start: int, end: int) -> bool:
 
 
 def _numbers(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
+    """Money written with a symbol first ($5, ₩10,000), then every other number with the unit after it
+    (or none: a count), a run of numbers sharing the unit that ends it (10~20일)."""
+    _money_prefixed(t, spans, out, latin)
+    _attach_units(t, spans, out, _number_spans(t, spans, latin))
+
+
+def _money_prefixed(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
+    """$5, US$ 2.5 million, ₩10,000, EUR 3: the symbol before the number names the currency."""
     for m in _scan(_MONEY_PREFIX, t, spans) if latin else ():
         if not spans.free(m.start(), m.end()):
             continue
@@ -330,6 +338,11 @@ def _numbers(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
             value *= _MONEY_SCALES[scale]
         spans.take(m.start(), m.end())
         out.append(_q(value, MONEY_PREFIX_UNITS[sym.group(0) if sym else "$"], "money", t, m.start(), m.end()))
+
+
+def _number_spans(t: str, spans: _Spans, latin: bool) -> list[tuple[int, int, Fraction, bool]]:
+    """(start, end, value, an English number word) of every number still free: digits with Korean
+    or English magnitudes (3만, 2.5 million), Hangul numerals, English number words; in text order."""
     found: list[tuple[int, int, Fraction, bool]] = []  # start, end, value, english scale
     for m in _scan(_NUMBER, t, spans):
         if spans.free(m.start(), m.end()):
@@ -350,6 +363,13 @@ def _numbers(t: str, spans: _Spans, out: list[Quantity], latin: bool) -> None:
         if v is not None and spans.free(m.start(), m.end()):
             found.append((m.start(), m.end(), v, True))
     found.sort()
+    return found
+
+
+def _attach_units(t: str, spans: _Spans, out: list[Quantity], found: list[tuple[int, int, Fraction, bool]]) -> None:
+    """Each number with the unit after it; identifiers (COVID-19, 5G, 3-kinase) taken and skipped, an
+    English number word without a unit skipped, a year read as a date, a run of numbers waiting for
+    the unit that ends it."""
     pending: list[tuple[int, int, Fraction]] = []  # numbers of a range or list waiting for the unit that follows
     for start, end, v, english in found:
         if not spans.free(start, end):
