@@ -193,12 +193,30 @@ def _parse_large(text: str) -> Structure:
 
 
 def _build_parse(text: str) -> Structure:
+    """The marks of ``text``, in three passes, then the bracket map and the wrap width:
+
+    1. unambiguous line starts (:func:`_line_starts`): headings, articles, paragraph marks, table
+       rows and fences;
+    2. line starts that need the bracket map (:func:`_item_starts`): items, not a wrapped date
+       ("2017. 3.\n3.>");
+    3. paragraph marks inside a line after the end of a sentence (:func:`_inline_paragraphs`:
+       "… 한다. ② 사업주는")."""
     lines = _lines(text)
+    marks, sealed, strong_resets = _line_starts(text, lines)
+    inside = _protected(text, strong_resets)
+    _item_starts(text, lines, marks, sealed, inside)
+    _inline_paragraphs(text, marks, sealed, inside)
+    marks.sort(key=lambda mk: mk.offset)
+    offsets, states = _states(marks)
+    return Structure(bytes(inside), _wrap_width(text, lines, sealed), tuple(marks), tuple(sorted(sealed)), offsets,
+                     states)
+
+
+def _line_starts(text: str, lines: list[tuple[int, int]]) -> tuple[list[Mark], list[tuple[int, int]], list[int]]:
+    """Step 1 (:func:`_build_parse`): (marks, sealed spans, offsets of the lines that reset the bracket map)."""
     marks: list[Mark] = []
     sealed: list[tuple[int, int]] = []
     strong_resets: list[int] = []
-
-    # 1. unambiguous line starts: headings, articles, paragraph marks, table rows / fences
     for li, (ls, le) in enumerate(lines):
         line = text[ls:le]
         if not line.strip():
@@ -248,10 +266,12 @@ def _build_parse(text: str) -> Structure:
             start = ls + len(line) - len(line.lstrip())
             marks.append(Mark(start, "sentence", "", LEVEL_PARAGRAPH, end=ls + len(line.rstrip())))
             sealed.append((start, ls + len(line.rstrip())))
+    return marks, sealed, strong_resets
 
-    inside = _protected(text, strong_resets)
 
-    # 2. line starts that need the bracket map: items (a wrapped date "2017. 3.\n3.>" is no item)
+def _item_starts(text: str, lines: list[tuple[int, int]], marks: list[Mark], sealed: list[tuple[int, int]],
+                 inside: bytearray) -> None:
+    """Step 2 (:func:`_build_parse`): item marks added to ``marks``."""
     have = {mk.offset for mk in marks}
     prev_line = ""
     for ls, le in lines:
@@ -275,7 +295,9 @@ def _build_parse(text: str) -> Structure:
                     marks.append(Mark(off, "item", bullet, LEVEL_ITEM))
         prev_line = line
 
-    # 3. paragraph marks inside a line, after the end of a sentence ("… 한다. ② 사업주는")
+
+def _inline_paragraphs(text: str, marks: list[Mark], sealed: list[tuple[int, int]], inside: bytearray) -> None:
+    """Step 3 (:func:`_build_parse`): paragraph marks inside a line added to ``marks``."""
     have = {mk.offset for mk in marks}
     for m in re.finditer(rf"(?<=[ \t])(?:\*\*)?([{PARAGRAPH_MARKS}])(?:\*\*)?(?=[ \t])", text):
         off = m.start()
@@ -285,14 +307,14 @@ def _build_parse(text: str) -> Structure:
         if before and before[-1] in ".>]":
             marks.append(Mark(off, "paragraph", m.group(1), LEVEL_PARAGRAPH))
 
-    marks.sort(key=lambda mk: mk.offset)
-    offsets, states = _states(marks)
+
+def _wrap_width(text: str, lines: list[tuple[int, int]], sealed: list[tuple[int, int]]) -> int:
+    """The median display width of the lines wide enough to have been wrapped (headings left out)."""
     sealed_starts = {s for s, _ in sealed}
     widths = sorted(w for ls, le in lines
                     if (w := display_width(text[ls:le].strip())) >= MIN_WRAP_WIDTH
                     and ls + len(text[ls:le]) - len(text[ls:le].lstrip()) not in sealed_starts)
-    wrap_width = widths[len(widths) // 2] if widths else 0
-    return Structure(bytes(inside), wrap_width, tuple(marks), tuple(sorted(sealed)), offsets, states)
+    return widths[len(widths) // 2] if widths else 0
 
 
 def _article_line_ok(text: str, lines: list[tuple[int, int]], i: int, line: str, m: re.Match) -> bool:
