@@ -173,27 +173,11 @@ def _citation_metrics(results: Sequence[tuple[Any, Any]],
     import numpy as np
 
     m: dict[str, float | None] = {}
-    attempts_total = rejected = first_ok = n_gen = 0
-    codes: dict[str, int] = {}
+    attempts_total, rejected, first_ok, n_gen, codes = _attempt_counts(results)
     support: list[float] = []
     per_answer: list[int] = []
     correct_doc: list[bool] = []
     for r, res in results:
-        att = _dig(res, "trace", "attempts")
-        if isinstance(att, list) and att:
-            n_gen += 1
-            for j, a_ in enumerate(att):
-                if not isinstance(a_, Mapping):
-                    continue
-                attempts_total += 1
-                viol = a_.get("violations") or []
-                vcodes = sorted({(v.get("code") if isinstance(v, Mapping) else str(v)) for v in viol})
-                if vcodes:
-                    rejected += 1
-                    for c in vcodes:
-                        codes[c] = codes.get(c, 0) + 1
-                elif j == 0:
-                    first_ok += 1
         checks = _first(res, ("trace", "validation", "citations"), ("trace", "citation_checks"))
         cites = res.get("citations") if isinstance(res, Mapping) else None
         if isinstance(checks, list):
@@ -227,6 +211,31 @@ def _citation_metrics(results: Sequence[tuple[Any, Any]],
     if correct_doc:
         m["citations.correct_document_rate"] = round(sum(correct_doc) / len(correct_doc), 6)
     return m, support
+
+
+def _attempt_counts(results: Sequence[tuple[Any, Any]]) -> tuple[int, int, int, int, dict[str, int]]:
+    """(attempts, attempts rejected, answers valid at the first attempt, answers with attempts,
+    rejections by violation code) over the traces' ``attempts``."""
+    attempts_total = rejected = first_ok = n_gen = 0
+    codes: dict[str, int] = {}
+    for _, res in results:
+        att = _dig(res, "trace", "attempts")
+        if not isinstance(att, list) or not att:
+            continue
+        n_gen += 1
+        for j, a_ in enumerate(att):
+            if not isinstance(a_, Mapping):
+                continue
+            attempts_total += 1
+            viol = a_.get("violations") or []
+            vcodes = sorted({(v.get("code") if isinstance(v, Mapping) else str(v)) for v in viol})
+            if vcodes:
+                rejected += 1
+                for c in vcodes:
+                    codes[c] = codes.get(c, 0) + 1
+            elif j == 0:
+                first_ok += 1
+    return attempts_total, rejected, first_ok, n_gen, codes
 
 
 def _cost_metrics(records: Sequence[Any]) -> dict[str, float | None]:
