@@ -43,10 +43,6 @@ from rag.types import Turn
 logger = logging.getLogger(__name__)
 
 MAX_CHARS = 300
-_NUMBER = re.compile(r"\d+(?:[,.]\d+)*")
-_LAW = re.compile(ko_words.QUOTED_LAW)
-_ARTICLE = re.compile(ko_words.ARTICLE_REF)
-_NAME = re.compile(en_words.NAME)
 MAX_TURNS = 6  # the last turns shown to the model
 SCHEMA = {"type": "object", "properties": {"question": {"type": "string", "maxLength": MAX_CHARS}},
           "required": ["question"], "additionalProperties": False}
@@ -54,6 +50,11 @@ SYSTEM = ("You rewrite the last question of a conversation so that it can be und
           "conversation. Use only words and facts that appear in the conversation or the question; add "
           "nothing else, answer nothing. Keep the question's language. Reply with one JSON object: "
           '{"question": "..."}')
+# What a rewrite may not bring in unless the conversation holds it: numbers, laws, articles, names.
+_NUMBER = re.compile(r"\d+(?:[,.]\d+)*")
+_LAW = re.compile(ko_words.QUOTED_LAW)
+_ARTICLE = re.compile(ko_words.ARTICLE_REF)
+_NAME = re.compile(en_words.NAME)
 
 
 def _digits(text: str) -> set[str]:
