@@ -342,44 +342,32 @@ class Chunker:
             else:
                 page = units[i].page if has_pages else None
             locator, path = self._where(doc, segs, seg_starts, units, i, j) if structured else ("", ())
-            breaks = tuple((s - start, n) for s, n in pages if start < s < end) if pages else ()
-            bounds = _line_starts(text, start, end) if "format" in doc.metadata else ()
-            chunks.append(
-                Chunk(
-                    evidence_id=f"{doc.id}:{doc.version}:{len(chunks)}",
-                    document_id=doc.id,
-                    document_version=doc.version,
-                    ordinal=len(chunks),
-                    text=text[start:end],
-                    start_char=start,
-                    end_char=end,
-                    title=doc.title,
-                    uri=doc.uri,
-                    page=page,
-                    locator=locator,
-                    heading_path=path,
-                    page_breaks=breaks,
-                    boundaries=bounds,
-                    file=str(doc.metadata.get("file") or ""),
-                    access=access,
-                )
-            )
+            chunks.append(Chunk(
+                evidence_id=f"{doc.id}:{doc.version}:{len(chunks)}", document_id=doc.id,
+                document_version=doc.version, ordinal=len(chunks), text=text[start:end], start_char=start,
+                end_char=end, title=doc.title, uri=doc.uri, page=page, locator=locator, heading_path=path,
+                page_breaks=tuple((s - start, n) for s, n in pages if start < s < end) if pages else (),
+                boundaries=_line_starts(text, start, end) if "format" in doc.metadata else (),
+                file=str(doc.metadata.get("file") or ""), access=access))
             last_j = j
             if j + 1 >= len(units):
                 break
-            # Next chunk starts early enough to repeat <= overlap_tokens of this one,
-            # but never before i + 1 (progress) and never across a page or section boundary.
-            nxt = j + 1
-            back = 0
-            while (
-                nxt - 1 > i
-                and units[nxt - 1].group == units[j + 1].group
-                and back + units[nxt - 1].tokens <= self.overlap_tokens
-            ):
-                nxt -= 1
-                back += units[nxt].tokens
-            i = nxt
+            i = self._next_start(units, i, j)
         return chunks
+
+    def _next_start(self, units: list[_Unit], i: int, j: int) -> int:
+        """Where the chunk after units[i..j] starts: early enough to repeat <= ``overlap_tokens`` of
+        this one, but never before i + 1 (progress) and never across a page or section boundary."""
+        nxt = j + 1
+        back = 0
+        while (
+            nxt - 1 > i
+            and units[nxt - 1].group == units[j + 1].group
+            and back + units[nxt - 1].tokens <= self.overlap_tokens
+        ):
+            nxt -= 1
+            back += units[nxt].tokens
+        return nxt
 
     def _where(self, doc: Document, segs: Sequence[Segment], seg_starts: list[int], units: list[_Unit], i: int,
                j: int) -> tuple[str, tuple[str, ...]]:
