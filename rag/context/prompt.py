@@ -280,31 +280,11 @@ class PromptBuilder:
         guide_msgs = self._guideline_messages(selected)
         hist_msgs, hist = self._history(tuple(history))
         builder = ContextBuilder(self.counter, s, allow_word_truncation=self.allow_word_truncation)
-        q_tokens = self.counter.count(user_message(safe_q, "")) + s.message_overhead
-        terms = BudgetTerms(
-            context_limit=s.context_limit,
-            system=self._msg_tokens(system),
-            guidelines=sum(self._msg_tokens(m) for m in guide_msgs),
-            history=hist.tokens,
-            question=q_tokens,
-            output_reserve=s.output_reserve,
-            schema_overhead=self.schema_overhead,
-            feedback_reserve=s.feedback_reserve,
-            wrapper_reserve=builder.wrapper_reserve(),
-            safety_margin=s.safety_margin,
-            tools=tools_reserve,
-        )
-        room_for_question = s.context_limit - terms.system - s.output_reserve - s.safety_margin
-        if 0 < room_for_question < q_tokens:
-            raise BudgetError(
-                f"the question alone is {q_tokens} tokens, more than the {room_for_question} the window leaves "
-                f"(context_limit {s.context_limit} - system {terms.system} - output_reserve {s.output_reserve} "
-                f"- safety_margin {s.safety_margin}); shorten it", terms=terms)
+        terms = self._terms(safe_q, system, guide_msgs, hist.tokens, builder.wrapper_reserve(), tools_reserve)
         budget = terms.check()
         bundle = builder.build(evidence, budget)
         user = Message("user", user_message(safe_q, bundle.rendered))
         messages = (system, *guide_msgs, *hist_msgs, user)
-        prompt_tokens = sum(self._msg_tokens(m) for m in messages)
         manifest = PromptManifest(
             prompt_version=s.prompt_version,
             tokenizer=self.counter.name,
@@ -312,7 +292,7 @@ class PromptBuilder:
             evidence_budget=budget,
             evidence_tokens=bundle.evidence_tokens,
             rendered_context_tokens=bundle.rendered_tokens,
-            prompt_tokens=prompt_tokens,
+            prompt_tokens=sum(self._msg_tokens(m) for m in messages),
             blocks=tuple({"source_id": b.source_id, "evidence_id": b.evidence_id, "document_id": b.document_id,
                           "document_version": b.document_version, "span": [b.start_char, b.end_char],
                           "truncated": b.truncated, "tokens": b.tokens, "neutralized": b.neutralized}
@@ -325,3 +305,29 @@ class PromptBuilder:
             prompt_sha256=messages_sha256(messages),
         )
         return Prompt(messages, bundle, manifest, self.counter, s.message_overhead)
+
+    def _terms(self, safe_q: str, system: Message, guide_msgs: Sequence[Message], history_tokens: int,
+               wrapper_reserve: int, tools_reserve: int) -> BudgetTerms:
+        """Every term of the budget; :class:`BudgetError` when the question alone does not fit the window."""
+        s = self.config
+        q_tokens = self.counter.count(user_message(safe_q, "")) + s.message_overhead
+        terms = BudgetTerms(
+            context_limit=s.context_limit,
+            system=self._msg_tokens(system),
+            guidelines=sum(self._msg_tokens(m) for m in guide_msgs),
+            history=history_tokens,
+            question=q_tokens,
+            output_reserve=s.output_reserve,
+            schema_overhead=self.schema_overhead,
+            feedback_reserve=s.feedback_reserve,
+            wrapper_reserve=wrapper_reserve,
+            safety_margin=s.safety_margin,
+            tools=tools_reserve,
+        )
+        room_for_question = s.context_limit - terms.system - s.output_reserve - s.safety_margin
+        if 0 < room_for_question < q_tokens:
+            raise BudgetError(
+                f"the question alone is {q_tokens} tokens, more than the {room_for_question} the window leaves "
+                f"(context_limit {s.context_limit} - system {terms.system} - output_reserve {s.output_reserve} "
+                f"- safety_margin {s.safety_margin}); shorten it", terms=terms)
+        return terms
