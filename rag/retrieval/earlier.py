@@ -17,6 +17,7 @@ reranker, gate and generator read the earlier blocks like any other candidate.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,17 +34,12 @@ MAX_K = 512  # rows each restricted search may return
 
 @dataclass(frozen=True)
 class EarlierHits:
-    """The earlier blocks found for one query: each leg's hits on them (ranks within the restricted search)."""
+    """The earlier blocks found for one query: each leg's hits on them (ranks within the restricted
+    search). ``dense`` holds every one of them (the dense leg scores every row); ``bm25`` those that
+    share a term with the query."""
 
     bm25: tuple[ScoredChunk, ...] = ()
     dense: tuple[ScoredChunk, ...] = ()
-
-    @property
-    def chunks(self) -> tuple[Chunk, ...]:
-        seen: dict[str, Chunk] = {}
-        for h in (*self.dense, *self.bm25):
-            seen.setdefault(h.chunk.evidence_id, h.chunk)
-        return tuple(seen[e] for e in sorted(seen))
 
 
 def _articles(locator: str) -> set[str]:
@@ -52,10 +48,11 @@ def _articles(locator: str) -> set[str]:
 
 
 def earlier_hits(index: Index, query: str, vector: np.ndarray, earlier: EarlierEvidence, where: SearchFilter,
-                 *, with_bm25: bool = True) -> EarlierHits:
+                 bm25: Callable[[Index, str, int, SearchFilter], list[ScoredChunk]]) -> EarlierHits:
     """Step 1 (module docstring): the blocks of the cited articles, scored for ``query`` / ``vector``
-    within ``where``. A cited block brings its whole article (every paragraph of it): a follow-up
-    most often asks about the next clause of the article the answer quoted."""
+    within ``where``; ``bm25`` is the retriever's own BM25 leg (none on an engine without BM25 when
+    the fusion gives it no weight). A cited block brings its whole article (every paragraph of it):
+    a follow-up most often asks about the next clause of the article the answer quoted."""
     docs = [d for d in earlier.document_ids if not where.document_ids or d in where.document_ids]
     if not docs:
         return EarlierHits()
@@ -75,7 +72,7 @@ def earlier_hits(index: Index, query: str, vector: np.ndarray, earlier: EarlierE
 
     dn = [h for h in rows if wanted(h.chunk)][:MAX_BLOCKS]
     keep = {h.chunk.evidence_id for h in dn}
-    bm = [h for h in index.search_bm25(query, k, restricted) if h.chunk.evidence_id in keep] if with_bm25 else []
+    bm = [h for h in bm25(index, query, k, restricted) if h.chunk.evidence_id in keep]
     return EarlierHits(tuple(bm), tuple(dn))
 
 
@@ -94,6 +91,6 @@ def with_earlier(config: FusionConfig, bm: list[ScoredChunk], dn: list[ScoredChu
     fused = fuse({"bm25": _joined(bm, found.bm25), "dense": _joined(dn, found.dense), "earlier": earlier},
                  method=config.method, k=config.k, normalization=config.normalization,
                  weights={"bm25": config.bm25_weight, "dense": config.dense_weight, "earlier": config.earlier_weight})
-    ids = {c.evidence_id for c in found.chunks}
+    ids = {h.chunk.evidence_id for h in found.dense}
     kept = fused[:limit] + [c for c in fused[limit:] if c.chunk.evidence_id in ids]
     return [Candidate(c.chunk, c.score, i + 1, c.hits) for i, c in enumerate(kept)]

@@ -85,7 +85,7 @@ class HybridRetriever:
         timings = {"bm25": (t1 - t0) * 1e3, "embed_query": (t2 - t1) * 1e3, "dense": (t3 - t2) * 1e3}
         fused: tuple[Candidate, ...]
         if earlier:
-            found = earlier_hits(index, q, vec, earlier, where, with_bm25=bool(bm) or index.has_bm25)
+            found = earlier_hits(index, q, vec, earlier, where, self._bm25)
             t4 = time.perf_counter()
             fused = tuple(with_earlier(self.config.fusion, bm, dn, found, candidates or self.config.candidates))
             timings["earlier"] = (t4 - t3) * 1e3
