@@ -2,7 +2,8 @@
 into :class:`Quantity` values (:func:`extract_quantities`, :func:`claim_quantities`). Pure functions
 over text; :func:`rag.text.facts.clear_caches` empties the caches. Numerals are read by
 :mod:`rag.text.numerals`; the units, their conversion and when a claim's quantity states what an
-evidence quantity states (:func:`same_quantity`) are :mod:`rag.text.units` (both re-exported here).
+evidence quantity states (:func:`same_quantity`) are :mod:`rag.text.units`, and the normal form the
+text is read in (:func:`normalize_facts`) is :mod:`rag.text.fact_form` (all re-exported here).
 
 Quantities (:func:`extract_quantities`)
     Arabic numbers (``20,000``, ``3.5``), Korean numerals and composites (``1억6천500만원`` =
@@ -34,14 +35,14 @@ Statute references
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterator
 from fractions import Fraction
 from functools import lru_cache
 
-from rag.lang import HANGUL_SYLLABLES, ZERO_WIDTH
+from rag.lang import HANGUL_SYLLABLES
 from rag.lang.en import quantities as en_quantities
 from rag.lang.ko import quantities as ko_quantities
+from rag.text.fact_form import normalize_facts
 from rag.text.numerals import (
     ARABIC_NUMERAL,
     ENGLISH_MAGNITUDES,
@@ -77,25 +78,6 @@ from rag.text.units import (
 
 __all__ = ["Kind", "Quantity", "claim_quantities", "extract_quantities", "normalize_facts", "parse_english_number",
            "parse_korean_number", "same_quantity"]
-
-
-# --------------------------------------------------------------------------- normalisation
-_CIRCLED = {**{chr(0x2460 + i): i + 1 for i in range(20)}, **{chr(0x3251 + i): 21 + i for i in range(15)},
-            **{chr(0x32B1 + i): 36 + i for i in range(15)}}
-_CIRCLED_RE = re.compile("[" + "".join(_CIRCLED) + "]")
-
-
-_HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
-
-
-@lru_cache(maxsize=20_000)
-def normalize_facts(text: str) -> str:
-    """The form quantities are read from: paragraph marks ``①`` become ``제1항``, NFKC, zero-width
-    characters removed, markdown escapes of list enumerators (``1\\.``) dropped."""
-    text = _CIRCLED_RE.sub(lambda m: ko_quantities.PARAGRAPH_REFERENCE.format(_CIRCLED[m.group(0)]), text)
-    text = text.replace("m²", "m2").replace("m³", "m3").replace("㎡", "m2")
-    text = unicodedata.normalize("NFKC", text).translate(ZERO_WIDTH)
-    return _HTML_TAG.sub(" ", text).replace("\\.", ".").replace("\\", "")
 
 
 # --------------------------------------------------------------------------- pattern passes
