@@ -19,12 +19,11 @@ from rag.context.builder import (
     DroppedEvidence,
     DropReason,
     Evidence,
-    jaccard,
     render_block,
     render_blocks,
-    shingles,
     wrapper_reserve,
 )
+from rag.context.near_duplicates import jaccard, shingles
 from rag.types import Ordering
 from rag.context.prompt import (
     DEFAULT_SYSTEM_PROMPT,

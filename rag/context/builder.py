@@ -26,12 +26,11 @@ from __future__ import annotations
 import logging
 import math
 import re
-import unicodedata
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from typing import Literal, Sequence
 
 from rag.config import ContextConfig
+from rag.context.near_duplicates import jaccard, shingles
 from rag.context.sanitize import neutralize
 from rag.errors import BudgetError, EvidenceError
 from rag.text.segment import safe_cuts
@@ -231,21 +230,6 @@ _Chosen = tuple[Evidence, str, int, int, bool, int, int]  # (evidence, body sent
 
 def _sort_key(e: Evidence) -> tuple:
     return (-e.score, e.document_id, e.document_version, e.evidence_id, e.text)
-
-
-@lru_cache(maxsize=50_000)
-def shingles(text: str, n: int = 5) -> frozenset[str]:
-    """Character n-gram shingles of the whitespace-normalized, NFKC-lowercased text (cached per text)."""
-    t = " ".join(unicodedata.normalize("NFKC", text).lower().split())
-    if len(t) <= n:
-        return frozenset({t})
-    return frozenset(t[i:i + n] for i in range(len(t) - n + 1))
-
-
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    if not a and not b:
-        return 1.0
-    return len(a & b) / len(a | b)
 
 
 # --------------------------------------------------------------------------- builder
