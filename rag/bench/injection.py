@@ -23,7 +23,8 @@ class Options:
     show: int = field(default=3, metadata={"help": "matches kept per corpus"})
 
 
-def _resolve(name: str) -> Path:
+def resolve_corpus(name: str) -> Path:
+    """A corpus named by path: absolute as it is, else in the checkout when there, else in the data folder."""
     p = Path(name)
     if p.is_absolute():
         return p
@@ -52,7 +53,7 @@ def run(o: Options) -> Outcome:
     corpora: dict[str, dict] = {}
     missing = []
     for name in o.corpora:
-        path = _resolve(name)
+        path = resolve_corpus(name)
         if not path.is_file():
             missing.append(str(path))
             continue
@@ -77,7 +78,7 @@ def run(o: Options) -> Outcome:
 
 
 def _requires(o: Options) -> list[str]:
-    return [f"corpus {_resolve(name)} is missing" for name in o.corpora if not _resolve(name).is_file()]
+    return [f"corpus {resolve_corpus(name)} is missing" for name in o.corpora if not resolve_corpus(name).is_file()]
 
 
 MEASUREMENT = Measurement("injection", "false positives of the injection signals on real corpora", Options, run,

@@ -26,13 +26,13 @@ log = logging.getLogger(__name__)
 
 def measurements() -> dict[str, Measurement]:
     """Every measurement by name (``rag bench list``)."""
-    from rag.bench import cold, context, documents, e2e, e2e_steps, embedders, entailment, filtering, followups
-    from rag.bench import injection, languages, milvus_equivalence, reader, reader_blend, rerank, retrieval, serve
-    from rag.bench import support, tools, unit_head, validation
+    from rag.bench import cold, context, documents, e2e, e2e_steps, embedders, entailment, file_fidelity, filtering
+    from rag.bench import followups, gate_auto, injection, languages, milvus_equivalence, quarantine, reader
+    from rag.bench import reader_blend, real_files, rerank, retrieval, serve, support, tools, unit_head, validation
 
-    found = (cold, context, documents, e2e, e2e_steps, embedders, entailment, filtering, followups, injection,
-             languages, milvus_equivalence, reader, reader_blend, rerank, retrieval, serve, support, tools, unit_head,
-             validation)
+    found = (cold, context, documents, e2e, e2e_steps, embedders, entailment, file_fidelity, filtering, followups,
+             gate_auto, injection, languages, milvus_equivalence, quarantine, reader, reader_blend, real_files, rerank,
+             retrieval, serve, support, tools, unit_head, validation)
     return {m.MEASUREMENT.name: m.MEASUREMENT for m in sorted(found, key=lambda m: m.MEASUREMENT.name)}
 
 

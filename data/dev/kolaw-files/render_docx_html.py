@@ -15,8 +15,9 @@ writes ``docx/<id>_<version>.docx`` and ``html/<id>_<version>.html`` next to thi
   in UTF-8 (``<meta charset>``).
 
 :func:`visible_text` is what a reader of either file sees of a source text (inline markdown
-removed); check_docx_html.py compares the loaders' output with it. The output is deterministic
-(fixed ZIP timestamps and core-property dates).
+removed); ``rag bench run file-fidelity`` compares the loaders' output with it (through its
+mirror :mod:`rag.bench.rendered_laws`, which holds the furniture strings below too; a test checks
+that both agree). The output is deterministic (fixed ZIP timestamps and core-property dates).
 """
 from __future__ import annotations
 
@@ -33,21 +34,23 @@ HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parents[3] / "shared" / "data" / "kolaw-dev" / "corpus.jsonl"
 EUC_KR_IDS = {"주택임대차보호법"}
 
-# Page furniture: every string here is in the HTML (or the DOCX header/footer) and must not be in
-# what a loader extracts. None occurs in any law text.
-SKIP_LINK = "본문 바로가기"
-NAV_ITEMS = ("법령정보 홈", "현행법령 찾기", "자치법규 모음", "판례·해석례 보기", "법령 영문번역")
-HEADER_TEXT = "국가법령 시험 포털"
-SEARCH_LABEL = "법령명 검색어 입력"
-BREADCRUMB = ("홈", "법령", "대통령령 목록")
-COOKIE_TEXT = "이 사이트는 이용 통계를 위해 쿠키를 사용합니다"
-COOKIE_BUTTON = "쿠키 동의함"
-SIDEBAR_ITEMS = ("관련 법령 바로보기", "연혁 법령 비교", "3단 비교 열기", "법령 체계도 보기")
-SHARE_TEXT = "이 조문 공유하기"
-FOOTER_TEXT = ("개인정보처리방침 안내", "저작권 정책 및 이용약관", "ⓒ 2026 kolaw-dev 시험 포털 All rights reserved")
-SCRIPT_TEXT = "window.__trackingPixel"
-DOCX_HEADER = "kolaw-dev 시험 문서 머리글"
-DOCX_FOOTER = "kolaw-dev 시험 문서 바닥글"
+# Page furniture (furniture.json, read by rag.bench.rendered_laws too): every string is in the HTML (or
+# the DOCX header/footer) and must not be in what a loader extracts. None occurs in any law text.
+_FURNITURE = json.loads((HERE / "furniture.json").read_text(encoding="utf-8"))
+_H = _FURNITURE["html"]
+SKIP_LINK = _H["skip_link"]
+NAV_ITEMS = tuple(_H["nav_items"])
+HEADER_TEXT = _H["header_text"]
+SEARCH_LABEL = _H["search_label"]
+BREADCRUMB = tuple(_H["breadcrumb"])
+COOKIE_TEXT = _H["cookie_text"]
+COOKIE_BUTTON = _H["cookie_button"]
+SIDEBAR_ITEMS = tuple(_H["sidebar_items"])
+SHARE_TEXT = _H["share_text"]
+FOOTER_TEXT = tuple(_H["footer_text"])
+SCRIPT_TEXT = _H["script_text"]
+DOCX_HEADER = _FURNITURE["docx"]["header"]
+DOCX_FOOTER = _FURNITURE["docx"]["footer"]
 BOILERPLATE_HTML = ((SKIP_LINK,) + NAV_ITEMS + (HEADER_TEXT, SEARCH_LABEL, BREADCRUMB[2], COOKIE_TEXT,
                     COOKIE_BUTTON) + SIDEBAR_ITEMS + (SHARE_TEXT,) + FOOTER_TEXT + (SCRIPT_TEXT,))
 BOILERPLATE_DOCX = (DOCX_HEADER, DOCX_FOOTER)

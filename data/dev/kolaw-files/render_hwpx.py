@@ -29,12 +29,14 @@ the standard library's zipfile:
 
 Markdown markup is stripped (``**①**`` → ``①``, ``1\\.`` → ``1.``, no ``#``), as a Hangul file has
 none. :func:`shown_text` is what a reader of the file sees (headings as ``#`` lines, a grid box
-as ``cell | cell`` rows); check_hwpx.py compares the loader's output with it. The output is
-deterministic: fixed ZIP timestamps (the law's version date) and metadata dates.
+as ``cell | cell`` rows); ``rag bench run file-fidelity`` compares the loader's output with it
+(through its mirror :mod:`rag.bench.rendered_laws`; a test checks that both agree). The output
+is deterministic: fixed ZIP timestamps (the law's version date) and metadata dates.
 """
 from __future__ import annotations
 
 import io
+import json
 import re
 import struct
 import sys
@@ -61,19 +63,21 @@ NS = {
 XMLNS = " ".join(f'xmlns:{k}="{v}"' for k, v in NS.items())
 DECL = '<?xml version="1.0" encoding="UTF-8" standalone="yes" ?>'
 
-# Page furniture: in the header/footer controls only, never in what a loader extracts. None of
-# these strings occurs in any law text.
-FOOTER_LEFT, FOOTER_RIGHT = "법제처", "국가법령정보센터"
-PICTURE_COMMENT = "그림입니다."
+# Page furniture (furniture.json, read by rag.bench.rendered_laws too): in the header/footer controls
+# only, never in what a loader extracts. None of these strings occurs in any law text.
+_FURNITURE = json.loads((Path(__file__).resolve().parent / "furniture.json").read_text(encoding="utf-8"))["hwpx"]
+FOOTER_LEFT, FOOTER_RIGHT = _FURNITURE["footer_left"], _FURNITURE["footer_right"]
+PICTURE_COMMENT = _FURNITURE["picture_comment"]
 
 
 def header_line(doc: dict) -> str:
-    return f"{doc['title']} [시행 {korean_date(doc['version'])}]"
+    return f"{doc['title']} [{_FURNITURE['in_force']} {korean_date(doc['version'])}]"
 
 
 def boilerplate(doc: dict) -> tuple[str, ...]:
     """Strings of the running header/footer and the picture comment (must not be extracted)."""
-    return (header_line(doc), f"[시행 {korean_date(doc['version'])}]", FOOTER_LEFT, FOOTER_RIGHT, PICTURE_COMMENT)
+    return (header_line(doc), f"[{_FURNITURE['in_force']} {korean_date(doc['version'])}]", FOOTER_LEFT, FOOTER_RIGHT,
+            PICTURE_COMMENT)
 
 
 def korean_date(iso: str) -> str:

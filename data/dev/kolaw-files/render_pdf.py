@@ -1,9 +1,9 @@
 """Render each law of ``../shared/data/kolaw-dev/corpus.jsonl`` into an A4 PDF for the PDF loader.
 
-Development data for :mod:`rag.documents.pdf` (see ``check_pdf.py``). Every page carries a
-running header (the law title) and a footer ``- N -``; headings are bold and larger, without
-their ``#`` marks; inline ``**bold**`` marks and markdown escapes (``1\\.``) are dropped; text is
-hard-wrapped to the line width, paragraphs run on across page breaks. Documents alternate
+Development data for :mod:`rag.documents.pdf` (measured by ``rag bench run file-fidelity``).
+Every page carries a running header (the law title) and a footer ``- N -``; headings are bold and
+larger, without their ``#`` marks; inline ``**bold**`` marks and markdown escapes (``1\\.``) are
+dropped; text is hard-wrapped to the line width, paragraphs run on across page breaks. Documents alternate
 between two wrapping styles: even positions in the corpus are wrapped at spaces (word wrap),
 odd ones mid-word (character wrap, as Korean word processors do: a space that falls on a break
 is dropped, so the PDF holds no trailing space there).
