@@ -1,11 +1,9 @@
 """What a reader sees of each kolaw-dev law in the files ``data/dev/kolaw-files/render_*.py`` wrote:
 the reference texts and the page furniture :mod:`rag.bench.file_fidelity` compares the loaders with.
 
-These mirror the renderers (``render_docx_html.visible_text`` / ``blocks`` / ``inline_runs`` and the
-``BOILERPLATE_*`` strings; ``render_hwpx.shown_text`` / ``grid_rows`` / ``boilerplate``), which are
-scripts outside the package; ``tests/data/test_file_fidelity.py`` checks on the whole corpus that
-both give the same texts and strings, so a renderer that changes cannot leave the measurement
-looking for stale furniture.
+The renderers (``render_docx_html.py``, ``render_hwpx.py``) import these functions and read the page
+furniture from the same ``furniture.json``, so what a file shows and what the measurement compares
+the loaders with are one definition.
 """
 from __future__ import annotations
 
@@ -101,7 +99,8 @@ def inline_runs(line: str) -> list[tuple[str, bool]]:
     return [(_ESCAPE.sub(r"\1", t), b) for t, b in runs if t]
 
 
-def _plain(line: str) -> str:
+def plain_line(line: str) -> str:
+    """A source line as shown: inline markup removed, stripped."""
     return "".join(t for t, _ in inline_runs(line)).strip()
 
 
@@ -145,15 +144,15 @@ def shown_text(text: str) -> str:
     out = []
     for level, lines in blocks(text):
         if level > 0:
-            out.append("#" * level + " " + _plain(lines[0]))
+            out.append("#" * level + " " + plain_line(lines[0]))
             continue
         rows = grid_rows(lines) if level < 0 else None
         if rows is not None:
             out.append("\n".join(" | ".join(r) for r in rows))
         else:
-            out.append("\n".join(p for p in (_plain(ln) for ln in lines) if p))
+            out.append("\n".join(p for p in (plain_line(ln) for ln in lines) if p))
     return "\n\n".join(o for o in out if o.strip())
 
 
 __all__ = ["boilerplate_docx", "boilerplate_html", "blocks", "file_stem", "grid_rows", "hwpx_boilerplate",
-           "inline_runs", "korean_date", "shown_text", "source_table_rows", "visible_text"]
+           "inline_runs", "korean_date", "plain_line", "shown_text", "source_table_rows", "visible_text"]

@@ -1,6 +1,6 @@
 """Data tier: ``rag bench run file-fidelity`` on the kolaw-dev PDFs gives the committed per-law numbers
-(results/bench/file-fidelity.json), and the mirror of the renderers (rag.bench.rendered_laws) shows every
-law of the corpus as the renderers do."""
+(results/bench/file-fidelity.json), and the renderers, reading the laws with rag.bench.rendered_laws, still
+write the committed files."""
 from __future__ import annotations
 
 import json
@@ -17,6 +17,7 @@ from tests.unit.bench.test_file_fidelity import load_renderers
 pytestmark = pytest.mark.data
 
 COMMITTED = ROOT / "results" / "bench" / "file-fidelity.json"
+RENDERED = ROOT / "data" / "dev" / "kolaw-files"
 PER_LAW = ("agreement", "glued", "split", "other_tokens", "source_words", "header_footer_left", "pages")
 
 
@@ -31,14 +32,14 @@ def test_pdf_fidelity_per_law_is_the_committed_one(shared_data):
     assert got["summary"]["min_agreement"] >= 0.9998
 
 
-def test_the_mirror_shows_every_law_as_the_renderers_do(shared_data, monkeypatch):
+def test_the_committed_files_are_what_the_renderers_write_today(shared_data, monkeypatch):
+    """The renderers read the laws with rag.bench.rendered_laws' functions and furniture.json: rendered in
+    memory, every committed DOCX and HWPX file is reproduced byte for byte."""
     docx_html, hwpx = load_renderers(monkeypatch)
     docs = list(read_jsonl(shared_data / "kolaw-dev" / "corpus.jsonl"))
     assert docs
     for d in docs:
-        assert rendered.visible_text(d["text"]) == docx_html.visible_text(d["text"]), d["id"]
-        assert rendered.shown_text(d["text"]) == hwpx.shown_text(d["text"]), d["id"]
+        stem = rendered.file_stem(d)
+        assert docx_html.render_docx(d) == (RENDERED / "docx" / f"{stem}.docx").read_bytes(), stem
+        assert hwpx.render_hwpx(d) == (RENDERED / "hwpx" / f"{stem}.hwpx").read_bytes(), stem
         assert rendered.hwpx_boilerplate(d) == hwpx.boilerplate(d)
-        assert rendered.source_table_rows(d["text"]) == sum(
-            len(rows) for level, lines in docx_html.blocks(d["text"]) if level < 0
-            and (rows := hwpx.grid_rows(lines)) is not None)

@@ -30,6 +30,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+from rag.bench.rendered_laws import blocks, file_stem, inline_runs  # what the files show
+
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parents[3] / "shared" / "data" / "kolaw-dev" / "corpus.jsonl"
 EUC_KR_IDS = {"주택임대차보호법"}
@@ -55,68 +57,10 @@ BOILERPLATE_HTML = ((SKIP_LINK,) + NAV_ITEMS + (HEADER_TEXT, SEARCH_LABEL, BREAD
                     COOKIE_BUTTON) + SIDEBAR_ITEMS + (SHARE_TEXT,) + FOOTER_TEXT + (SCRIPT_TEXT,))
 BOILERPLATE_DOCX = (DOCX_HEADER, DOCX_FOOTER)
 
-_HEADING = re.compile(r"^(#{1,6}) (.*)$")
-_BOLD = re.compile(r"\*\*(.+?)\*\*")
-_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|])")
-_IMG = re.compile(r"</?img\b[^>]*>", re.IGNORECASE)
-
-
-def file_stem(doc: dict) -> str:
-    return f"{doc['id']}_{doc['version']}"
 
 
 def load_corpus(path: Path = CORPUS) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def blocks(text: str) -> list[tuple[int, list[str]]]:
-    """(heading level, or 0 for a paragraph, or -1 for an ``<img>`` formula block, lines) per
-    blank-line-separated block of the markdown source; the blocks from an ``<img>`` line to its
-    ``</img>`` are one formula block."""
-    out: list[tuple[int, list[str]]] = []
-    in_formula = False
-    for raw in re.split(r"\n[ \t]*\n", text):
-        lines = [ln.strip() for ln in raw.split("\n") if ln.strip()]
-        if not lines:
-            continue
-        if in_formula:
-            out[-1][1].extend(lines)
-            in_formula = not any("</img>" in ln for ln in lines)
-            continue
-        m = _HEADING.match(lines[0])
-        if m and len(lines) == 1:
-            out.append((len(m.group(1)), [m.group(2).strip()]))
-        elif lines[0].lower().startswith("<img"):
-            out.append((-1, lines))
-            in_formula = not any("</img>" in ln for ln in lines)
-        else:
-            out.append((0, lines))
-    return out
-
-
-def inline_runs(line: str) -> list[tuple[str, bool]]:
-    """(text, bold) runs of one source line: ``**x**`` bold, markdown escapes and ``<img>`` tags removed."""
-    line = _IMG.sub("", line)
-    runs, pos = [], 0
-    for m in _BOLD.finditer(line):
-        if m.start() > pos:
-            runs.append((line[pos:m.start()], False))
-        runs.append((m.group(1), True))
-        pos = m.end()
-    runs.append((line[pos:], False))
-    return [(_ESCAPE.sub(r"\1", t), b) for t, b in runs if t]
-
-
-def visible_text(text: str) -> str:
-    """What a reader sees of a source text: headings as ``#`` lines, inline markup removed."""
-    out = []
-    for level, lines in blocks(text):
-        if level > 0:
-            out.append("#" * level + " " + "".join(t for t, _ in inline_runs(lines[0])))
-        else:
-            rendered = ["".join(t for t, _ in inline_runs(ln)).strip() for ln in lines]
-            out.append("\n".join(r for r in rendered if r))
-    return "\n\n".join(o for o in out if o.strip())
 
 
 # ----------------------------------------------------------------------------- DOCX

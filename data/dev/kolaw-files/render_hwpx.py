@@ -46,7 +46,10 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 
-from render_docx_html import blocks, file_stem, inline_runs, load_corpus
+from render_docx_html import load_corpus
+
+from rag.bench.rendered_laws import blocks, file_stem, grid_rows, inline_runs, korean_date, shown_text
+from rag.bench.rendered_laws import plain_line as plain
 
 HERE = Path(__file__).resolve().parent
 
@@ -80,11 +83,6 @@ def boilerplate(doc: dict) -> tuple[str, ...]:
             PICTURE_COMMENT)
 
 
-def korean_date(iso: str) -> str:
-    y, m, d = (int(x) for x in iso.split("-"))
-    return f"{y}. {m}. {d}."
-
-
 # ----------------------------------------------------------------------------- what is shown
 
 _ITEM_STYLES = ((re.compile(r"^\d+(?:의\d+)?\.\s"), 1), (re.compile(r"^[가-힣]\.\s"), 2),
@@ -94,41 +92,6 @@ _ITEM_STYLES = ((re.compile(r"^\d+(?:의\d+)?\.\s"), 1), (re.compile(r"^[가-힣
 def item_level(line: str) -> int:
     """1 for ``1.``/``1의2.``, 2 for ``가.``, 3 for ``1)``, 0 for any other line."""
     return next((lvl for rx, lvl in _ITEM_STYLES if rx.match(line)), 0)
-
-
-def plain(line: str) -> str:
-    return "".join(t for t, _ in inline_runs(line)).strip()
-
-
-def grid_rows(lines: list[str]) -> list[list[str]] | None:
-    """The rows of a box-drawing grid (a box whose rules have ``┬``), blank rows dropped; None
-    for a box that is a formula."""
-    if not any("┬" in ln for ln in lines):
-        return None
-    rows = []
-    for ln in lines:
-        ln = ln.strip()
-        if ln.startswith("│"):
-            cells = [c.strip() for c in ln.strip("│").split("│")]
-            if any(cells):
-                rows.append(cells)
-    return rows
-
-
-def shown_text(text: str) -> str:
-    """What a reader of the HWPX sees of a source text: headings as ``#`` lines, inline markup
-    removed, a grid box as ``cell | cell`` rows, a formula box as its text lines."""
-    out = []
-    for level, lines in blocks(text):
-        if level > 0:
-            out.append("#" * level + " " + plain(lines[0]))
-            continue
-        rows = grid_rows(lines) if level < 0 else None
-        if rows is not None:
-            out.append("\n".join(" | ".join(r) for r in rows))
-        else:
-            out.append("\n".join(p for p in (plain(ln) for ln in lines) if p))
-    return "\n\n".join(o for o in out if o.strip())
 
 
 # ----------------------------------------------------------------------------- header.xml
