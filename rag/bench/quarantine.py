@@ -52,6 +52,7 @@ FIRST_LOOK: Mapping[str, str] = MappingProxyType({
 QUESTION_SETS = ("squad2/dev-v2.0-half.json", "nomiracl/ko.test.jsonl", "korquad1/queries.jsonl",
                  "msmarco/en/queries.jsonl", "msmarco/ko/queries.jsonl")
 EXAMPLES = 20  # signals kept per corpus
+MODE = "drop_document"  # security.quarantine, the default
 
 BlocksOf = Callable[[Document], Sequence[str]]
 
@@ -84,13 +85,19 @@ class Screened:
 
     @property
     def whole(self) -> bool:
-        from rag.context.signals import SIGNAL_SCOPE
-
-        return any(SIGNAL_SCOPE[k] == "document" for k in self.kinds)
+        return _withholds_document(self.kinds)
 
     @property
     def withheld(self) -> int:
         return len(self.signals) if self.whole else self.flagged
+
+
+def _withholds_document(kinds: Iterable[str]) -> bool:
+    """Whether a signal of one of ``kinds`` withholds its whole document under ``drop_document``: the
+    quarantine's own rule (:func:`rag.context.sanitize.withheld_scope`)."""
+    from rag.context.sanitize import withheld_scope
+
+    return any(withheld_scope(k, MODE) == "document" for k in kinds)
 
 
 def screen(blocks: Sequence[str]) -> Screened:
@@ -181,10 +188,8 @@ class HostileCount:
 
 def _scope_differs(row: Mapping[str, Any], blocks: Sequence[str], s: Screened) -> dict[str, Any] | None:
     """None when the row's blocks are withheld as its intended kinds' scope says, else what happened."""
-    from rag.context.signals import SIGNAL_SCOPE
-
     carrying = sum(1 for b in blocks if carries(b, row["text"]))
-    if any(SIGNAL_SCOPE[k] == "document" for k in row["kinds"]):
+    if _withholds_document(row["kinds"]):
         ok = s.withheld == len(blocks)
     else:
         ok = not s.whole and s.withheld <= max(carrying, 1)
@@ -315,7 +320,7 @@ def run(o: Options) -> Outcome:
     limit = cfg.limits.max_question_chars
     evals = {corpus_key(name): count_eval_set(resolve_corpus(name), blocks_of, limit) for name in o.question_sets}
     metrics = {"blocks": f"chunks of {o.config} ({cfg.chunking.max_tokens} tokens, "
-                         f"{cfg.chunking.overlap_tokens} overlap)", "mode": "drop_document",
+                         f"{cfg.chunking.overlap_tokens} overlap)", "mode": MODE,
                "corpora": {k: asdict(v) for k, v in corpora.items()},
                "hostile_sets": {k: asdict(v) for k, v in sets.items()}, "benign": benign,
                "max_question_chars": limit, "eval_sets": evals}
