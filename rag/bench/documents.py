@@ -70,7 +70,7 @@ def _articles(n: int) -> list[str]:
 def _sync(o: Options) -> dict[str, float]:
     from rag.config import load_config
     from rag.pipeline import Pipeline
-    from rag.pipeline.sync import sync_folder
+    from rag.index.sync import sync_folder
 
     with tempfile.TemporaryDirectory(prefix="rag-bench-sync-") as tmp:
         folder = Path(tmp) / "files"

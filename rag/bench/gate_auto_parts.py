@@ -191,7 +191,7 @@ def fit_on_answers(rows: Iterable[Mapping[str, Any]], questions: Path, language:
     ``gate.threshold`` at ``target`` precision on the gate scores an answers run recorded, on the calib
     half's questions in ``language``, and write ``base`` with it to ``out``."""
     from rag._io import read_jsonl
-    from rag.evaluation.abstention import calibrate_threshold, write_calibrated_config
+    from rag.calibrate import calibrate_threshold, write_calibrated_config
     from rag.evaluation.metrics import auroc
     from rag.lang import detect_language
 

@@ -97,7 +97,7 @@ def _scored(args):
 
 
 def cmd_calibrate(args) -> int:
-    from rag.evaluation.abstention import calibrate, write_calibrated_config
+    from rag.calibrate import calibrate, write_calibrated_config
 
     from rag.errors import InputError
 
@@ -127,9 +127,7 @@ def cmd_calibrate(args) -> int:
 
 def _calibrate_auto(args, out: Path) -> int:
     from rag.access import Principal
-    from rag.evaluation.abstention import write_calibrated_config
-    from rag.evaluation.autocal import STANDARD_ERRORS, auto_calibrate
-    from rag.evaluation.feedback import DEFAULT_WEIGHT, read_feedback
+    from rag.calibrate import DEFAULT_WEIGHT, STANDARD_ERRORS, auto_calibrate, read_feedback, write_calibrated_config
 
     from rag.errors import InputError
 
@@ -168,7 +166,8 @@ def _calibrate_auto(args, out: Path) -> int:
 
 
 def cmd_eval_abstention(args) -> int:
-    from rag.evaluation.abstention import evaluate_abstention, thresholds_from_report
+    from rag.calibrate import thresholds_from_report
+    from rag.evaluation.abstention import evaluate_abstention
 
     compare = thresholds_from_report(args.compare) if args.compare else None
     p, scored = _scored(args)

@@ -133,7 +133,8 @@ def files_payload(load) -> dict:
 
 def cmd_sync(args) -> int:
     from rag.cli.common import progress_bars
-    from rag.pipeline.sync import report_json, screen_synced, sync_folder
+    from rag.context.screen import screen_synced
+    from rag.index.sync import report_json, sync_folder
 
     on_error_overrides(args)
     p = make_pipeline(args)
@@ -146,7 +147,7 @@ def cmd_sync(args) -> int:
             for b in bars.values():
                 b.close()
         if not args.dry_run:
-            rep = screen_synced(p, rep)
+            rep = screen_synced(p.index if p.index_exists() else None, p.config.security, rep)
         write_report(report, json.loads(report_json(rep)))
         verb = "would change" if args.dry_run else "synced"
         print(f"{verb} {rep.folder}: {rep.summary()} ({rep.chunks_embedded} chunks embedded, {rep.seconds:.1f} s); "

@@ -13,10 +13,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rag.context.sanitize import check_mode, injection_signals, withheld_scope
+from rag.index.sync import SyncReport, indexed_files
 from rag.types import TRUSTED_KEY
+
+if TYPE_CHECKING:
+    from rag.index.protocol import Index
 
 logger = logging.getLogger(__name__)
 
@@ -86,3 +92,14 @@ def withheld_documents(found: Iterable[WithheldBlock]) -> dict[tuple[str, str], 
         key = (w.document_id, w.document_version)
         out[key] = "document" if w.scope == "document" or out.get(key) == "document" else "block"
     return out
+
+
+def screen_synced(index: "Index | None", security, rep: SyncReport) -> SyncReport:
+    """``rep`` with what ``security.quarantine`` will withhold from the documents the sync added or
+    updated (:func:`screen_index` on their indexed blocks); ``index`` None: nothing indexed yet."""
+    changed = set(rep.added) | set(rep.updated)
+    if not changed or index is None:
+        return rep
+    files = indexed_files(dict(index.documents), str(Path(rep.folder).resolve()))
+    keys = [(rec.id, rec.version) for rel, rec in files.items() if rel in changed]
+    return replace(rep, quarantined=screen_index(index, security, keys))

@@ -1,13 +1,10 @@
 """Offline evaluation: retrieval, abstention, answer, addressing and claim metrics, config-grid experiments,
 reports and run comparison."""
 from rag.evaluation.abstention import (
-    CalibrationReport,
     GateRates,
     RiskPoint,
     SIGNALS,
     ScoredQuestion,
-    calibrate,
-    calibrate_threshold,
     evaluate_abstention,
     evaluate_abstention_run,
     gate_rates,
@@ -15,8 +12,6 @@ from rag.evaluation.abstention import (
     risk_coverage,
     score_questions,
     signal_aurocs,
-    thresholds_from_report,
-    write_calibrated_config,
 )
 from rag.evaluation.addressing import (
     AddressingReport,
@@ -108,7 +103,6 @@ __all__ = [
     "AddressingReport",
     "AnswererFactory",
     "AnswersReport",
-    "CalibrationReport",
     "ClaimsReport",
     "Comparison",
     "ConfigDelta",
@@ -149,8 +143,6 @@ __all__ = [
     "UnknownMetricError",
     "auroc",
     "best_values",
-    "calibrate",
-    "calibrate_threshold",
     "compare_runs",
     "dedupe_docs",
     "environment",
@@ -181,7 +173,5 @@ __all__ = [
     "run_queries",
     "score_questions",
     "signal_aurocs",
-    "thresholds_from_report",
-    "write_calibrated_config",
     "write_report",
 ]

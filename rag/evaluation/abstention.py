@@ -1,14 +1,13 @@
-"""Abstention evaluation and threshold calibration on labelled question sets.
+"""Abstention evaluation on labelled question sets.
 
 Datasets (:func:`rag.evaluation.datasets.load_labelled`): NoMIRACL-style JSONL or SQuAD 2.0
 JSON, each question with its own passages. Those passages are scored by every signal (the
 reranker's calibrated probability, BM25 over the dataset's passages, dense cosine); the
-gate is applied and its rates are reported. ``calibrate_threshold`` picks the lowest
-threshold whose answered set reaches a target precision.
+gate is applied and its rates are reported, with the risk-coverage curve. Fitting the gate on
+the same scores is :mod:`rag.calibrate` (``rag calibrate``).
 """
 from __future__ import annotations
 
-import json
 import logging
 import math
 import time
@@ -18,9 +17,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from rag._io import write_json
 from rag.batch.records import model_ids
-from rag.config import RagConfig, digest, load_config
+from rag.config import RagConfig, digest
 from rag.errors import InputError
 from rag.evaluation.datasets import LabelledQuestion, load_labelled
 from rag.evaluation.metrics import auroc
@@ -59,22 +57,6 @@ def risk_coverage(scores: Sequence[float], labels: Sequence[bool]) -> list[RiskP
         n = int(ans.sum())
         pts.append(RiskPoint(float(t), n / len(s), float(y[ans].sum() / n) if n else 1.0, float(y[ans].sum() / max(1, y.sum()))))
     return pts
-
-
-def calibrate_threshold(scores: Sequence[float], labels: Sequence[bool], target_precision: float) -> tuple[float, RiskPoint | None]:
-    """The lowest threshold (most coverage) whose answered set has precision >= target.
-
-    Returns the threshold and its point; when no threshold reaches the target, the
-    threshold above every score (abstain always) and ``None``."""
-    if not 0 < target_precision <= 1:
-        raise InputError(f"target precision must be in (0, 1], got {target_precision}")
-    best = None
-    for p in risk_coverage(scores, labels):
-        if p.precision >= target_precision:
-            best = p
-    if best is None:
-        return float(np.nextafter(max(scores), math.inf)), None
-    return best.threshold, best
 
 
 @dataclass(frozen=True)
@@ -124,13 +106,13 @@ def score_questions(pipeline, items: Sequence[LabelledQuestion],
             uniq.setdefault(ps.docid, f"{ps.title}\n\n{ps.text}" if ps.title else ps.text)
     ids = sorted(uniq)
     pos = {d: i for i, d in enumerate(ids)}
-    analyzer = pipeline.analyzer()
+    analyzer = pipeline.components.analyzer()
     bm = BM25Index(pipeline.config.bm25)
     bm.set_documents([bm.encode(analyzer(uniq[d]), grow=True) for d in ids])
-    emb = pipeline.embedder
+    emb = pipeline.components.embedder
     pvec = emb.embed_passages([uniq[d] for d in ids])
     qvec = emb.embed_queries([q.question for q in items])
-    reranker = pipeline.reranker
+    reranker = pipeline.components.reranker
     out = []
     for i, q in enumerate(items):
         bscores = bm.scores(analyzer(q.question))
@@ -154,7 +136,7 @@ def score_questions(pipeline, items: Sequence[LabelledQuestion],
 SIGNALS = ("probability", "answerability", "bm25", "dense")
 
 
-def _top(sq: ScoredQuestion, signal: str, answerability=None) -> float | None:
+def signal_top(sq: ScoredQuestion, signal: str, answerability=None) -> float | None:
     from rag.rerank.gate import signal_values
 
     if signal in ("probability", "answerability") and (sq.rerank is None or not sq.rerank.applied):
@@ -182,7 +164,7 @@ def signal_aurocs(scored: Sequence[ScoredQuestion], answerability=None, decision
             out[name] = None if math.isnan(a) else round(a, 4)
 
     for sig in SIGNALS:
-        put(sig, [(t, sq.answerable) for sq in scored if (t := _top(sq, sig, answerability)) is not None])
+        put(sig, [(t, sq.answerable) for sq in scored if (t := signal_top(sq, sig, answerability)) is not None])
     if decisions is not None and all(d.fit is not None for d in decisions):
         put("key_term_coverage", [(d.fit.coverage, sq.answerable) for d, sq in zip(decisions, scored)])
         reads = [GateReading(d.top_score if d.top_score is not None else -math.inf, d.fit.coverage,
@@ -198,7 +180,7 @@ def evaluate_abstention(pipeline, scored: Sequence[ScoredQuestion], compare: dic
     split): each is applied as a one-number gate and its rates are reported under ``compare``."""
     from collections import Counter
 
-    gate = pipeline.gate
+    gate = pipeline.components.gate
     decisions = [gate.decide(sq.candidates, sq.rerank, language=sq.language, question=sq.question or None)
                  for sq in scored]
     labels = [sq.answerable for sq in scored]
@@ -208,7 +190,7 @@ def evaluate_abstention(pipeline, scored: Sequence[ScoredQuestion], compare: dic
     out = rates.to_json()
     if len(used) != 1:
         out["threshold"] = {s: t for s, t in used}
-    reranker = pipeline.reranker
+    reranker = pipeline.components.reranker
     out.update({
         "signal": used[0][0] if len(used) == 1 else [s for s, _ in used],
         "signals_auroc": signal_aurocs(scored, gate.answerability, decisions, gate.config.signal),
@@ -216,7 +198,7 @@ def evaluate_abstention(pipeline, scored: Sequence[ScoredQuestion], compare: dic
         "languages": dict(sorted(Counter(sq.language for sq in scored).items())),
         "reranker": reranker.model_id if reranker is not None else None,
         "reranked_questions": sum(1 for sq in scored if sq.rerank is not None and sq.rerank.applied),
-        "embedding_model": pipeline.embedder.model_id,
+        "embedding_model": pipeline.components.embedder.model_id,
         "config_hash": pipeline.config.hash,
     })
     if compare:
@@ -224,129 +206,11 @@ def evaluate_abstention(pipeline, scored: Sequence[ScoredQuestion], compare: dic
         for sig, tau in sorted(compare.items()):
             if sig not in SIGNALS:
                 raise InputError(f"unknown signal {sig!r} to compare; use one of {SIGNALS}")
-            tops = [_top(sq, sig, gate.answerability) for sq in scored]
+            tops = [signal_top(sq, sig, gate.answerability) for sq in scored]
             if any(t is None for t in tops):
                 continue
             out["compare"][sig] = gate_rates(tops, [t >= tau for t in tops], labels, tau).to_json()
     return out
-
-
-def thresholds_from_report(path: str | Path) -> dict[str, float]:
-    """Per-signal thresholds from a ``calibration.json`` written by :func:`calibrate`."""
-    try:
-        d = json.loads(Path(path).read_text(encoding="utf-8"))
-        return {sig: float(v["threshold"]) for sig, v in d["signals"].items()}
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"{path}: not a calibration report written by `rag calibrate` ({exc})") from None
-
-
-@dataclass(frozen=True)
-class CalibrationReport:
-    config_updates: dict[str, float]
-    summary: dict
-
-
-def calibrate(pipeline, scored: Sequence[ScoredQuestion], target_precision: float, report_dir: Path, *,
-              dataset: str = "", split: str = "all") -> CalibrationReport:
-    """Fit the threshold the gate uses (per signal group) for ``target_precision``; save JSON + PNGs."""
-    if not scored:
-        raise InputError("no questions to calibrate on")
-    gate = pipeline.gate
-    model = gate.answerability
-    groups: dict[tuple[str, str], list[ScoredQuestion]] = {}
-    for sq in scored:  # one threshold per config key the gate reads (fallback, language, language pair)
-        groups.setdefault(gate.threshold_key(sq.candidates, sq.rerank, language=sq.language), []).append(sq)
-    updates: dict[str, float] = {}
-    fitted = {}
-    for (sig, key), qs in sorted(groups.items()):
-        if sig == "none":
-            continue
-        tops = [t if (t := _top(sq, sig, model)) is not None else -math.inf for sq in qs]
-        labels = [sq.answerable for sq in qs]
-        tau, point = calibrate_threshold(tops, labels, target_precision)
-        updates[key] = round(tau, 6)
-        fitted[sig if key in ("gate.threshold", "gate.fallback_threshold") else f"{sig}:{key.rsplit('.', 1)[1]}"] = {
-            "config_key": key, "threshold": round(tau, 6), "n": len(qs),
-                       "reached": point.__dict__ if point else None, "auroc": round(auroc(tops, labels), 4)}
-    # Every available signal, for comparison (each with its own threshold at the same target).
-    compare = {}
-    curves = {}
-    for sig in SIGNALS:
-        tops = [_top(sq, sig, model) for sq in scored]
-        if any(t is None for t in tops):
-            continue
-        labels = [sq.answerable for sq in scored]
-        tau, point = calibrate_threshold(tops, labels, target_precision)
-        compare[sig] = {"auroc": round(auroc(tops, labels), 4), "threshold": round(tau, 6),
-                        "reached": point.__dict__ if point else None}
-        curves[sig] = (tops, labels)
-    summary = {"dataset": dataset, "split": split, "n": len(scored), "target_precision": target_precision,
-               "fitted": fitted, "signals": compare, "config_hash": pipeline.config.hash,
-               "reranker": pipeline.reranker.model_id if pipeline.reranker is not None else None,
-               "embedding_model": pipeline.embedder.model_id}
-    report_dir.mkdir(parents=True, exist_ok=True)
-    full = dict(summary, curves={s: [p.__dict__ for p in risk_coverage(*curves[s])] for s in curves})
-    write_json(report_dir / "calibration.json", full, atomic=False)
-    _plots(curves, fitted, report_dir, target_precision)
-    return CalibrationReport(updates, summary)
-
-
-def _plots(curves: dict, fitted: dict, report_dir: Path, target: float) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        from rag.errors import missing_dependency
-
-        raise missing_dependency("matplotlib", "plots", "rag calibrate's PNG plots") from None
-    fig, ax = plt.subplots(figsize=(6, 4.5))
-    for sig, (tops, labels) in curves.items():
-        pts = risk_coverage(tops, labels)
-        ax.plot([p.coverage for p in pts], [1 - p.precision for p in pts], label=f"{sig} (AUROC {auroc(tops, labels):.3f})")
-    ax.axhline(1 - target, color="grey", ls="--", lw=0.8, label=f"target risk {1 - target:.2f}")
-    ax.set_xlabel("coverage (fraction answered)")
-    ax.set_ylabel("risk (unanswerable among answered)")
-    ax.set_title("risk-coverage")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(report_dir / "risk_coverage.png", dpi=110)
-    plt.close(fig)
-    fig, axes = plt.subplots(1, len(curves), figsize=(4.2 * len(curves), 3.6), squeeze=False)
-    for ax, (sig, (tops, labels)) in zip(axes[0], curves.items()):
-        t = np.asarray(tops, dtype=float)
-        y = np.asarray(labels, dtype=bool)
-        bins = np.histogram_bin_edges(t, bins=30)
-        ax.hist(t[y], bins=bins, alpha=0.6, label="answerable")
-        ax.hist(t[~y], bins=bins, alpha=0.6, label="unanswerable")
-        if sig in fitted:
-            ax.axvline(fitted[sig]["threshold"], color="black", ls="--", lw=0.8, label="threshold")
-        ax.set_title(sig)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(report_dir / "histograms.png", dpi=110)
-    plt.close(fig)
-
-
-def write_calibrated_config(src: Path, out: Path, updates: dict[str, float]) -> None:
-    """Copy the YAML config with the fitted thresholds set (paths stay valid: same folder or absolute)."""
-    import yaml
-
-    data = yaml.safe_load(src.read_text(encoding="utf-8")) or {}
-    for dotted, value in updates.items():
-        node = data
-        *parents, leaf = dotted.split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = value
-    if out.resolve().parent != src.resolve().parent:
-        raise InputError(f"write the calibrated config next to {src} (relative paths in it are resolved from there)")
-    header = f"# Calibrated by `rag calibrate` from {src.name}: {', '.join(f'{k}={v}' for k, v in updates.items())}\n"
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
-    load_config(tmp)  # never write a config that does not load
-    tmp.replace(out)
 
 
 # --------------------------------------------------------------------------- abstention experiments
@@ -369,7 +233,7 @@ def evaluate_abstention_run(dataset: DatasetSpec, path: Path, cfg: RagConfig, ca
         items = cache.data["labelled"] = load_labelled(path, dataset.split or "all", dataset.max_queries)
     p = cache.pipeline(cfg)
     scored = cache.scored.get(_scoring_key(cfg), lambda: score_questions(p, items, progress))
-    gate = p.gate
+    gate = p.components.gate
     t = time.perf_counter()
     decisions = [gate.decide(sq.candidates, sq.rerank, language=sq.language, question=sq.question or None)
                  for sq in scored]

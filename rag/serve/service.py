@@ -73,7 +73,7 @@ class Service:
         self.tools = tools
         self.settings = config.serve
         # The embedder is used from the compute and the writer thread: serialize its model calls.
-        self.pipeline = Pipeline(config, embedder=serialized(Pipeline(config).embedder))
+        self.pipeline = Pipeline(config, embedder=serialized(Pipeline(config).components.embedder))
         self.keys = ApiKeys.from_env(serve=config.serve) if keys is None else keys
         self.metrics = Metrics()
         self.ready = False
@@ -88,7 +88,7 @@ class Service:
         self._last_poll = 0.0
         self._sync: asyncio.Future | None = None
         self._stop = threading.Event()
-        self.follow_reports: dict[str, object] = {}  # folder -> its last rag.pipeline.sync.SyncReport
+        self.follow_reports: dict[str, object] = {}  # folder -> its last rag.index.sync.SyncReport
 
     # -- life cycle ------------------------------------------------------------------
     def start(self) -> None:
@@ -97,7 +97,7 @@ class Service:
         :meth:`status` and logged, and the service serves anyway (what did not load loads on first
         use). Without an index (or with a config that cannot answer) it never becomes ready."""
         try:
-            self.pipeline.build_components()
+            self.pipeline.components.warm_up()
             if self.tools is not None:
                 self.pipeline.tool_selector(self.tools)  # index the tools once, before the first question
         except Exception as exc:
@@ -154,7 +154,7 @@ class Service:
     def follow_once(self, folder) -> object:
         """One `rag sync` of ``folder`` through this service's writer (on the writer thread): each
         batch is published to the requests that start after it."""
-        from rag.pipeline.sync import sync_folder
+        from rag.index.sync import sync_folder
 
         rep = sync_folder(self.pipeline, folder, write=lambda op: self._write_now(op).report)
         self.follow_reports[str(folder)] = rep
@@ -188,9 +188,9 @@ class Service:
 
     def model_ids(self) -> dict[str, str]:
         p = self.pipeline
-        ids = {"embedding": p.embedder.model_id, "generator": p.config.generation.backend}
-        if p.reranker is not None:
-            ids["reranker"] = p.reranker.model_id
+        ids = {"embedding": p.components.embedder.model_id, "generator": p.config.generation.backend}
+        if p.components.reranker is not None:
+            ids["reranker"] = p.components.reranker.model_id
         return ids
 
     # -- questions -----------------------------------------------------------------

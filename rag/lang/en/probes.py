@@ -1,10 +1,10 @@
 """English words and patterns for probe questions: the question templates, the everyday topics of
-near misses, and how a sentence's terms are read (read by :mod:`rag.evaluation.probes`)."""
+near misses, and how a sentence's terms are read (read by :mod:`rag.calibrate.probes`)."""
 from __future__ import annotations
 
 # Everyday topics that unanswerable probe questions ask about: nearby topics a user really asks that
 # documents rarely mention (work, housing, public services, school, health, shopping, travel); a probe
-# uses only the ones absent from the corpus. Read by rag.evaluation.probes.
+# uses only the ones absent from the corpus. Read by rag.calibrate.probes.
 EVERYDAY_TOPICS: tuple[str, ...] = (
     "parking", "commuter shuttle", "pet", "cafeteria", "daycare", "gym membership", "company loan", "corporate card",
     "business cards", "dress code", "smoking area", "parcel delivery", "wifi password", "laptop", "monitor", "mileage",
@@ -22,7 +22,7 @@ EVERYDAY_TOPICS: tuple[str, ...] = (
     "duty free", "currency exchange", "overseas transfer",
 )
 
-# Question templates by (fact kind, grain): {t} the terms. Read by rag.evaluation.probes.phrase.
+# Question templates by (fact kind, grain): {t} the terms. Read by rag.calibrate.probes.phrase.
 QUESTION_TEMPLATES: dict[tuple[str, str], tuple[str, ...]] = {
     ("period", "days"): ("How many days is the {t}?", "How long does the {t} last?"),
     ("period", "years"): ("How many years is the {t}?", "For how many years does the {t} apply?"),
@@ -33,7 +33,7 @@ QUESTION_TEMPLATES: dict[tuple[str, str], tuple[str, ...]] = {
     ("other", ""): ("What are the rules on the {t}?", "What does it say about the {t}?", "How does the {t} work?"),
 }
 
-# Words that are no sentence term (nor half of a two-word term); rag.evaluation.probes.
+# Words that are no sentence term (nor half of a two-word term); rag.calibrate.probes.
 STOPWORDS: frozenset[str] = frozenset("""
 a an the and or of to in on at by for with from as is are was were be been being this that these those
 it its their there which who whom whose what when where why how than then such any all each every other no not nor may must
@@ -44,5 +44,5 @@ happens happen explains explain covers cover designed supports support passed su
 makes made take takes taken give gives given provide provides provided require requires required apply applies applied
 allow allows allowed need needs needed must keep keeps kept see sees within beyond based does done""".split())
 
-# A word a term is made of, and that term counts are taken over (rag.evaluation.probes).
+# A word a term is made of, and that term counts are taken over (rag.calibrate.probes).
 WORD = r"[A-Za-z][A-Za-z\-]{2,}"

@@ -1,12 +1,12 @@
 """Korean words and patterns for probe questions: the question templates, the everyday topics of
-near misses, and how a sentence's noun terms are read (read by :mod:`rag.evaluation.probes`)."""
+near misses, and how a sentence's noun terms are read (read by :mod:`rag.calibrate.probes`)."""
 from __future__ import annotations
 
 from rag.lang.script import HANGUL_SYLLABLES
 
 # Everyday nouns that unanswerable probe questions ask about: nearby topics a user really asks that
 # documents rarely mention (work, housing, public services, school, health, shopping, travel); a probe
-# uses only the ones absent from the corpus. Read by rag.evaluation.probes.
+# uses only the ones absent from the corpus. Read by rag.calibrate.probes.
 EVERYDAY_TOPICS: tuple[str, ...] = (
     "주차장", "재택근무", "통근버스", "반려동물", "구내식당", "직장어린이집", "사내헬스장", "사내대출", "법인카드", "명함",
     "복장규정", "흡연실", "택배", "와이파이", "노트북", "모니터", "출장비", "주유비", "휴대폰", "회식비",
@@ -24,7 +24,7 @@ EVERYDAY_TOPICS: tuple[str, ...] = (
 )
 
 # Question templates by (fact kind, grain): {t} the terms, {T} the terms with their topic particle.
-# Read by rag.evaluation.probes.phrase.
+# Read by rag.calibrate.probes.phrase.
 QUESTION_TEMPLATES: dict[tuple[str, str], tuple[str, ...]] = {
     ("period", "days"): ("{t} 기간은 며칠인가요?", "{T} 며칠 동안인가요?"),
     ("period", "years"): ("{t} 기간은 몇 년인가요?", "{T} 몇 년 동안인가요?"),
@@ -35,13 +35,13 @@ QUESTION_TEMPLATES: dict[tuple[str, str], tuple[str, ...]] = {
     ("other", ""): ("{T} 어떻게 되나요?", "{t}에 대해 알려주세요.", "{t} 기준이 뭔가요?"),
 }
 
-# The topic particle after a final consonant and after a vowel (rag.evaluation.probes.topic).
+# The topic particle after a final consonant and after a vowel (rag.calibrate.probes.topic).
 TOPIC_PARTICLE_AFTER_CONSONANT = "은"
 TOPIC_PARTICLE_AFTER_VOWEL = "는"
-# Digits whose Korean reading ends in a consonant: 영/일/삼/육/칠/팔 (rag.evaluation.probes.topic).
+# Digits whose Korean reading ends in a consonant: 영/일/삼/육/칠/팔 (rag.calibrate.probes.topic).
 DIGITS_ENDING_IN_CONSONANT = "013678"
 
-# Nouns that say how, not what (a question about them would not name a topic); rag.evaluation.probes
+# Nouns that say how, not what (a question about them would not name a topic); rag.calibrate.probes
 # drops a sentence term that is one of them.
 FUNCTIONAL_NOUNS: frozenset[str] = frozenset("""
 미만 이상 이하 초과 경우 해당 관련 다음 각호 이내 이후 이전 규정 사항 사람 일체 대신 포함 제외 적용
@@ -49,11 +49,11 @@ FUNCTIONAL_NOUNS: frozenset[str] = frozenset("""
 같은 다른 해당하는 각각 별도 일반 상당 이하의 전항 동항 동조 본조 신설 개정 삭제 시행 부칙""".split())
 
 # kiwipiepy tags of the morphemes a noun term runs over (nouns and noun affixes), of the nouns a term
-# must hold one of, and of a determiner that may start a term (rag.evaluation.probes).
+# must hold one of, and of a determiner that may start a term (rag.calibrate.probes).
 NOUN_RUN_TAGS = ("NNG", "NNP", "XSN", "XPN")
 NOUN_TAGS = ("NNG", "NNP")
 DETERMINER_TAG = "MM"
-# A run ending in this suffix is an adjective-like word (합리적), not a term (rag.evaluation.probes).
+# A run ending in this suffix is an adjective-like word (합리적), not a term (rag.calibrate.probes).
 ADJECTIVAL_SUFFIX = "적"
-# A sentence term: two to ten Hangul syllables (rag.evaluation.probes).
+# A sentence term: two to ten Hangul syllables (rag.calibrate.probes).
 TERM = f"[{HANGUL_SYLLABLES}]{{2,10}}"

@@ -13,8 +13,8 @@ def test_the_reading_is_reported_from_the_gates_decisions(tmp_path, monkeypatch)
     p = Pipeline(load_config(write_config(tmp_path, gate={"fallback_signal": "bm25", "fallback_threshold": 0.5})))
     scored = score_questions(p, load_labelled(ROOT / "tests" / "fixtures" / "tiny_abstention.jsonl"))
     calls = []
-    real = p.gate.decide
-    monkeypatch.setattr(p.gate, "decide", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = p.components.gate.decide
+    monkeypatch.setattr(p.components.gate, "decide", lambda *a, **k: calls.append(1) or real(*a, **k))
     out = evaluate_abstention(p, scored)
     assert len(calls) == len(scored)  # one decision per question, read once
     aurocs = out["signals_auroc"]

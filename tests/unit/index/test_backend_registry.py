@@ -119,7 +119,7 @@ def test_a_write_that_changes_nothing_still_serves_the_newest_version(tmp_path):
 def test_local_write_forks_and_saves_only_a_change(tmp_path):
     p = Pipeline(_config(tmp_path))
     live = p.build_index(DOCS)
-    b = p.backend
+    b = p.components.backend
     same, report = b.write(live, lambda idx: idx.add(DOCS[:1]))
     assert same is live and report.unchanged == ("pw:1",) and current_version(p.index_path).name == "v-000001"
     fork, report = b.write(live, lambda idx: idx.delete("pw"))
@@ -131,7 +131,7 @@ def test_local_write_forks_and_saves_only_a_change(tmp_path):
 def test_local_write_applies_to_the_newest_version_not_the_stale_one_passed(tmp_path):
     p = Pipeline(_config(tmp_path))
     stale = p.build_index(DOCS)
-    b = p.backend
+    b = p.components.backend
     newer, _ = b.write(stale, lambda idx: idx.delete("pw"))
     newest, _ = b.write(stale, lambda idx: idx.delete("leave"))  # `stale` still holds pw
     assert ("pw", "1") not in newest.documents and ("leave", "2024.1") not in newest.documents
@@ -141,7 +141,7 @@ def test_local_write_applies_to_the_newest_version_not_the_stale_one_passed(tmp_
 def test_a_reader_opening_while_its_version_is_removed_reads_the_new_one(tmp_path, monkeypatch):
     p = Pipeline(_config(tmp_path))
     p.build_index(DOCS)
-    b = p.backend
+    b = p.components.backend
     real = b._load
     calls = []
 
@@ -158,7 +158,7 @@ def test_a_reader_opening_while_its_version_is_removed_reads_the_new_one(tmp_pat
 def test_a_failed_open_with_no_writer_around_is_raised(tmp_path, monkeypatch):
     p = Pipeline(_config(tmp_path))
     p.build_index(DOCS)
-    b = p.backend
+    b = p.components.backend
 
     def broken():
         raise IndexCorruptError("unreadable")
@@ -171,11 +171,11 @@ def test_local_poll_finds_the_version_another_process_saved(tmp_path):
     served = Pipeline(_config(tmp_path))
     served.build_index(DOCS)
     live = served.index
-    assert not served.backend.stale(live) and served.backend.poll(live) is None
+    assert not served.components.backend.stale(live) and served.components.backend.poll(live) is None
     other = Pipeline(_config(tmp_path))
     other.delete_document("leave")
-    assert served.backend.stale(live)
-    fresh = served.backend.poll(live)
+    assert served.components.backend.stale(live)
+    fresh = served.components.backend.poll(live)
     assert fresh is not None and fresh.version_name == "v-000002" and ("leave", "2024.1") not in fresh.documents
 
 
@@ -190,8 +190,8 @@ def test_local_build_refuses_an_incompatible_index_unless_forced(tmp_path):
     cfg = _config(tmp_path).with_overrides({"embedding.dim": 64})
     other = Pipeline(cfg)
     with pytest.raises(IndexMismatchError, match=r"refusing to overwrite it; pass force=True / --force"):
-        other.backend.build(DOCS)
-    assert other.backend.build(DOCS, force=True).dim == 64
+        other.components.backend.build(DOCS)
+    assert other.components.backend.build(DOCS, force=True).dim == 64
 
 
 def test_a_write_with_no_index_anywhere_says_how_to_build_one(tmp_path):

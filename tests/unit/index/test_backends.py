@@ -44,7 +44,7 @@ def test_same_candidates_as_the_local_backend(target, tmp_path, reference):
     idx = p.build_index()
     assert len(idx) == len(reference.index) and sorted(idx.documents) == sorted(reference.index.documents)
     for q in QUESTIONS:
-        v = p.embedder.embed_queries([q])[0]
+        v = p.components.embedder.embed_queries([q])[0]
         got, want = idx.search_dense(v, 20), reference.index.search_dense(v, 20)
         assert ids(got) == ids(want), q  # FLAT is exact; ties ordered by (document, version, ordinal)
         assert [s.score for s in got] == pytest.approx([s.score for s in want], abs=1e-5)
@@ -53,7 +53,7 @@ def test_same_candidates_as_the_local_backend(target, tmp_path, reference):
         with pytest.raises(IndexBackendError, match="no BM25.*bm25_weight: 0"):
             p.search(QUESTIONS[0])
         dense_only = Pipeline(p.config.with_overrides({"retrieval.fusion.bm25_weight": 0}))
-        v = p.embedder.embed_queries([QUESTIONS[0]])[0]
+        v = p.components.embedder.embed_queries([QUESTIONS[0]])[0]
         got = dense_only.search(QUESTIONS[0]).candidates
         assert [c.chunk.evidence_id for c in got] == ids(reference.index.search_dense(v, len(got)))
         assert all([h.retriever for h in c.hits] == ["dense"] for c in got)
@@ -92,7 +92,7 @@ def test_updates_and_filters_go_through_the_engine(target, tmp_path):
     assert rep.added == ("backend-note:v2",) and rep.removed == ("backend-note:v1",)
     assert [k for k in p.index.documents if k[0] == "backend-note"] == [("backend-note", "v2")]
     where = SearchFilter(document_ids=("backend-note",))
-    vec = p.embedder.embed_queries(["연장근로 신청 기한"])[0]
+    vec = p.components.embedder.embed_queries(["연장근로 신청 기한"])[0]
     assert {s.chunk.document_version for s in p.index.search_dense(vec, 10, where)} == {"v2"}
     only_2025 = SearchFilter(versions=("2025.1",))
     assert {s.chunk.document_version for s in p.index.search_dense(vec, 50, only_2025)} == {"2025.1"}
@@ -134,7 +134,7 @@ def test_a_snapshot_keeps_its_version_while_documents_change(target, tmp_path):
     p = pipeline_for(target, tmp_path)
     p.build_index()
     before = p.index.snapshot()
-    vec = p.embedder.embed_queries(["연차 휴가"])[0]
+    vec = p.components.embedder.embed_queries(["연차 휴가"])[0]
     seen = ids(before.search_dense(vec, 200))
     p.delete_document("hr-leave-policy")
     assert ids(before.search_dense(vec, 200)) == seen  # pinned: the removal does not show
@@ -191,8 +191,8 @@ def test_migrate_there_and_back_without_embedding(target, tmp_path, reference):
 
     dst = pipeline_for(target, tmp_path / "dst")
     calls = []
-    real = dst.embedder.embed_passages
-    dst.embedder.embed_passages = lambda texts, **kw: calls.append(len(texts)) or real(texts, **kw)
+    real = dst.components.embedder.embed_passages
+    dst.components.embedder.embed_passages = lambda texts, **kw: calls.append(len(texts)) or real(texts, **kw)
     rep = migrate(reference, dst, batch_documents=7)
     assert calls == [] and rep.copied == len(reference.index.documents) and rep.chunks == len(reference.index)
     assert migrate(reference, dst).copied == 0  # a rerun finds everything there
@@ -200,7 +200,7 @@ def test_migrate_there_and_back_without_embedding(target, tmp_path, reference):
     rep = migrate(dst, back)
     assert rep.copied == len(reference.index.documents)
     assert [c.evidence_id for c in back.index.chunks] == [c.evidence_id for c in reference.index.chunks]
-    v = reference.embedder.embed_queries(["연차 휴가"])[0]
+    v = reference.components.embedder.embed_queries(["연차 휴가"])[0]
     assert ids(back.index.search_dense(v, 10)) == ids(reference.index.search_dense(v, 10))
     section = {**target.index, "milvus": {**target.index["milvus"], "collection": target.index["milvus"]["collection"] + "_x"}}
     other = Pipeline(load_config(write_config(tmp_path / "other", index=section,
@@ -227,7 +227,7 @@ def test_searches_see_whole_versions_while_documents_change(target, tmp_path):
         return [Document(f"pair-{i}-{side}", f"{marker} {marker} 번호 {i} {side} {version}", version) for side in "ab"]
 
     def reader() -> None:
-        vec = p.embedder.embed_queries([marker])[0]
+        vec = p.components.embedder.embed_queries([marker])[0]
         while not stop.is_set():
             try:
                 view = p.index.snapshot()

@@ -11,7 +11,7 @@ from rag.config import load_config
 from rag.errors import EmptyCorpusError, InputError
 from rag.index.loaders import check_corpus, folder_formats, read_corpus
 from rag.pipeline import Pipeline
-from rag.pipeline.sync import sync_folder
+from rag.index.sync import sync_folder
 from tests.conftest import write_config
 
 

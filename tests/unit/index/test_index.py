@@ -127,11 +127,11 @@ def test_add_replace_delete_without_rebuild_and_persisted(tmp_path):
 def test_reindex_unchanged_embeds_nothing(tmp_path):
     p = _pipe(tmp_path)
     p.build_index(_docs())
-    first = p.embedder.misses
+    first = p.components.embedder.misses
     assert first > 0
     q = Pipeline.from_config(tmp_path / "config.yaml")
     q.build_index(_docs())
-    assert q.embedder.misses == 0 and q.embedder.hits == first
+    assert q.components.embedder.misses == 0 and q.components.embedder.hits == first
 
 
 def test_crash_during_save_leaves_previous_index_loadable(tmp_path, monkeypatch):
@@ -214,11 +214,11 @@ def test_approximate_dense_options_match_exact_ranking(tmp_path, kind):
     flat.build_index(_docs())
     other.build_index(_docs())
     for q in ["passwords", "연차 휴가", "산소 농도 측정"]:
-        a, b = flat.retriever.dense(q), other.retriever.dense(q)
+        a, b = flat.components.retriever.dense(q), other.components.retriever.dense(q)
         assert [h.chunk.evidence_id for h in a] == [h.chunk.evidence_id for h in b]
         assert np.allclose([h.score for h in a], [h.score for h in b], atol=2e-3)
     again = Pipeline.from_config(tmp_path / "o" / "config.yaml")
-    assert again.retriever.dense("passwords")[0].chunk.evidence_id == flat.retriever.dense("passwords")[0].chunk.evidence_id
+    assert again.components.retriever.dense("passwords")[0].chunk.evidence_id == flat.components.retriever.dense("passwords")[0].chunk.evidence_id
 
 
 def test_hashing_embedder_is_normalized_and_deterministic():
@@ -271,11 +271,11 @@ def test_search_many_equals_search_one_by_one(tmp_path):
     p = _pipe(tmp_path)
     p.build_index(_docs())
     qs = ["How often must passwords change?", "연차 휴가는 며칠인가요?", "per diem"]
-    many = p.retriever.search_many(qs, candidates=4)
+    many = p.components.retriever.search_many(qs, candidates=4)
     assert [r.query for r in many] == qs
     for q, r in zip(qs, many):
         one = p.search(q, candidates=4)
         assert [(c.chunk.evidence_id, c.score) for c in r.candidates] == [(c.chunk.evidence_id, c.score) for c in one.candidates]
-    assert p.retriever.search_many([]) == []
+    assert p.components.retriever.search_many([]) == []
     with pytest.raises(EmptyQueryError):
-        p.retriever.search_many(["ok", "  "])
+        p.components.retriever.search_many(["ok", "  "])

@@ -11,8 +11,8 @@ from rag.config import load_config
 from rag.documents import files as files_mod
 from rag.documents.files import READER_VERSION
 from rag.pipeline import Pipeline
-from rag.pipeline import sync as sync_mod
-from rag.pipeline.sync import plan_sync, sync_folder
+from rag.index import sync as sync_mod
+from rag.index.sync import plan_sync, sync_folder
 from tests.conftest import write_config
 
 

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag.evaluation import auroc, calibrate_threshold, gate_rates, load_labelled, risk_coverage
+from rag.calibrate import calibrate_threshold
+from rag.evaluation import auroc, gate_rates, load_labelled, risk_coverage
 from rag.config import GateConfig
 from rag.errors import DatasetError, InputError
 from rag.rerank import Gate

@@ -11,8 +11,8 @@ import yaml
 from rag.cli.main import main
 from rag.config import load_config
 from rag.errors import DatasetError, InputError
-from rag.evaluation.autocal import auto_calibrate
-from rag.evaluation.feedback import (FeedbackFileError, corpus_warnings, normalize_label, read_feedback,
+from rag.calibrate.auto import auto_calibrate
+from rag.calibrate.feedback import (FeedbackFileError, corpus_warnings, normalize_label, read_feedback,
                                      should_answer)
 from rag.index import corpus_fingerprint
 from rag.pipeline import Pipeline

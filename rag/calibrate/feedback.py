@@ -1,5 +1,5 @@
 """Feedback from use: a ``rag batch`` results file whose lines a person labelled, read for
-``rag calibrate --auto --from-batch`` (:func:`rag.evaluation.autocal.auto_calibrate` ``feedback=``).
+``rag calibrate --auto --from-batch`` (:func:`rag.calibrate.auto.auto_calibrate` ``feedback=``).
 
 A line is labelled by a ``"label"`` field: ``right``, ``wrong`` or ``should_abstain`` (also
 ``should-have-abstained`` / ``should_have_abstained``; any case, ``-`` or ``_``). What the gate
@@ -44,7 +44,7 @@ _ALIASES = {"right": "right", "wrong": "wrong", "should_abstain": "should_abstai
             "should_have_abstained": "should_abstain"}
 ALLOWED = "right, wrong, should_abstain (aliases: should-have-abstained, should_have_abstained; any case)"
 JUDGED_STATUSES = ("answered", "insufficient_evidence")  # the statuses right / wrong can judge
-KIND = "labelled"  # rag.evaluation.probes.Probe.kind of a labelled question
+KIND = "labelled"  # rag.calibrate.probes.Probe.kind of a labelled question
 DEFAULT_WEIGHT = 5  # each labelled question counts as this many probes (docs/rerank-and-gate.md)
 
 

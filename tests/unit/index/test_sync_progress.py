@@ -7,8 +7,8 @@ from pathlib import Path
 from rag.cli.main import main
 from rag.config import load_config
 from rag.pipeline import Pipeline
-from rag.pipeline import sync as sync_mod
-from rag.pipeline.sync import sync_folder
+from rag.index import sync as sync_mod
+from rag.index.sync import sync_folder
 from tests.conftest import write_config
 
 

@@ -1,6 +1,6 @@
 """``rag calibrate --auto``: fit the gate to the configured corpus from probe questions, no labels.
 
-1. read the indexed chunks (:func:`probe_sources`) and build probes (:mod:`rag.evaluation.probes`);
+1. read the indexed chunks (:func:`probe_sources`) and build probes (:mod:`rag.calibrate.probes`);
 2. answer each probe's retrieval with the configured pipeline (:func:`score_probes`); an answerable
    probe counts only when its source document is among the first ``gate.read_top`` candidates;
 3. per signal (``dense``, ``bm25``, and ``probability`` where the reranker ran), the *read score*
@@ -12,7 +12,7 @@
    group's threshold at the target precision held ``standard_errors`` below the probes' measured
    precision (:func:`confident_threshold`), and record the corpus fingerprint in ``gate.fitted_on``.
 
-With ``feedback`` (a labelled ``rag batch`` results file, :mod:`rag.evaluation.feedback`), each labelled
+With ``feedback`` (a labelled ``rag batch`` results file, :mod:`rag.calibrate.feedback`), each labelled
 question is re-scored the same way and enters its group with its label (the gate should answer / abstain),
 counting ``feedback_weight`` times; the report gives the thresholds with and without the labels.
 """
@@ -27,9 +27,9 @@ from typing import Callable, Mapping, Sequence
 from rag._io import write_json
 from rag.errors import InputError
 from rag.evaluation.abstention import risk_coverage
-from rag.evaluation.feedback import DEFAULT_WEIGHT, KIND, FeedbackSet, corpus_warnings
+from rag.calibrate.feedback import DEFAULT_WEIGHT, KIND, FeedbackSet, corpus_warnings
 from rag.evaluation.metrics import auroc
-from rag.evaluation.probes import Probe, ProbeSource, make_probes
+from rag.calibrate.probes import Probe, ProbeSource, make_probes
 
 logger = logging.getLogger(__name__)
 SIGNALS = ("dense", "bm25", "probability")
@@ -227,7 +227,7 @@ def confident_threshold(values: Sequence[float], labels: Sequence[bool], weights
     one standard error lower 0.860). Precision weighs each item by its weight (a labelled question counts as
     several probes), the standard error counts each item once. A value of -inf (the reading stops it) is
     never answered. Above every value (inf) when no threshold reaches the target; with 0 standard errors the
-    lowest threshold whose answered items reach it (:func:`rag.evaluation.abstention.calibrate_threshold`)."""
+    lowest threshold whose answered items reach it (:func:`rag.calibrate.labelled.calibrate_threshold`)."""
     order = sorted(range(len(values)), key=lambda i: -values[i])
     best = math.inf
     right = total = 0.0
@@ -338,7 +338,7 @@ def _feedback_summary(feedback: FeedbackSet, weight: int, pipeline, fingerprint:
 def auto_calibrate(pipeline, target_precision: float, report_dir: Path, *, per_language: int = 80, seed: int = 0,
                    principal=None, progress=None, feedback: FeedbackSet | None = None,
                    feedback_weight: int = DEFAULT_WEIGHT, standard_errors: float = STANDARD_ERRORS) -> AutoReport:
-    """Fit the gate on probe questions (and, with ``feedback`` from :func:`rag.evaluation.feedback.read_feedback`,
+    """Fit the gate on probe questions (and, with ``feedback`` from :func:`rag.calibrate.feedback.read_feedback`,
     on a batch's labelled questions, each counting ``feedback_weight`` probes); write the report to ``report_dir``."""
     from rag.index import corpus_fingerprint
 

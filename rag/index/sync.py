@@ -11,8 +11,8 @@ Progress goes to an optional ``progress(stage, done, total)`` callback (the CLI 
 stage): ``check`` (files compared with the index), ``read`` (files read), ``embed`` (chunks embedded,
 reported as increments; total 0, not known ahead) and ``write`` (documents written).
 
-Changes are applied in batches, each one write of the index (:meth:`Pipeline.write`: under the
-writer lock, on the newest version, published crash-safely), so a sync
+Changes are applied in batches, each one write of the index (:meth:`SyncTarget.write`, in the library
+:meth:`rag.pipeline.Pipeline.write`: under the writer lock, on the newest version, published crash-safely), so a sync
 killed at any point (``kill -9``) leaves the index at the last batch, and running it again
 finishes the rest: the plan is computed from the index each time.
 """
@@ -22,27 +22,43 @@ import hashlib
 import json
 import logging
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Iterable, Protocol
 
-from rag.index.protocol import Index, Operation
-from rag.index.updates import UpdateReport
-
+from rag.config import RagConfig
 from rag.documents import FileFailure, FileWarning, FolderLoad, load_folder, load_manifest
 from rag.documents.files import READER_VERSION
 from rag.documents.folder import candidate_files
 from rag.index.layout import DocumentRecord
 from rag.index.loaders import CorpusLoad, CorpusSource, empty_corpus_error
-
-if TYPE_CHECKING:
-    from rag.pipeline.core import Pipeline
+from rag.index.protocol import Index, Operation
+from rag.index.updates import UpdateReport
+from rag.types import Document
 
 logger = logging.getLogger(__name__)
 
 BATCH = 64  # documents per persisted update
 Writer = Callable[[Operation], UpdateReport]  # applies one operation durably and returns its report
 Progress = Callable[[str, int, int], None]  # (stage, done, total): see the module docstring
+
+
+class SyncTarget(Protocol):
+    """What a sync reads and writes: the config (the corpus section reads the files), the index when one
+    exists, a first build, and the one write path. :class:`rag.pipeline.Pipeline` is one."""
+
+    @property
+    def config(self) -> RagConfig: ...
+
+    @property
+    def index(self) -> Index: ...
+
+    def index_exists(self) -> bool: ...
+
+    def build_index(self, docs: Iterable[Document] | None = None, *, force: bool = False,
+                    progress: Callable[[int], None] | None = None) -> Index: ...
+
+    def write(self, op: Operation) -> UpdateReport: ...
 
 
 @dataclass(frozen=True)
@@ -65,8 +81,8 @@ class SyncReport:
     ignored: tuple[str, ...]
     chunks_embedded: int
     seconds: float
-    # What the quarantine will withhold from the documents added or updated (screen_synced), as
-    # rag.context.screen.WithheldBlock records; empty until screened.
+    # What the quarantine will withhold from the documents added or updated
+    # (rag.context.screen.screen_synced), as rag.context.screen.WithheldBlock records; empty until screened.
     quarantined: tuple = ()
 
     def summary(self) -> str:
@@ -110,7 +126,7 @@ def _increments(progress: Progress | None, stage: str) -> Callable[[int], None] 
     return None if progress is None else (lambda n: progress(stage, n, 0))
 
 
-def plan_sync(pipeline: "Pipeline", root: Path, progress: Progress | None = None) -> SyncPlan:
+def plan_sync(pipeline: SyncTarget, root: Path, progress: Progress | None = None) -> SyncPlan:
     """What syncing ``root`` would change; ``progress``: the ``check`` stage, one step a file."""
     folder = str(root.resolve())
     manifest = load_manifest(root)
@@ -137,10 +153,10 @@ def plan_sync(pipeline: "Pipeline", root: Path, progress: Progress | None = None
     return SyncPlan(tuple(add), tuple(update), remove, tuple(unchanged))
 
 
-def sync_folder(pipeline: "Pipeline", folder: str | Path, *, dry_run: bool = False,
+def sync_folder(pipeline: SyncTarget, folder: str | Path, *, dry_run: bool = False,
                 progress: Progress | None = None, write: Writer | None = None) -> SyncReport:
     """Apply :func:`plan_sync` (see the module docstring); ``dry_run`` only plans. ``write``
-    applies each batch durably (default: :meth:`Pipeline.write`, the one write path; the service
+    applies each batch durably (default: ``pipeline.write``, the one write path; the service
     passes its own, which also publishes each batch to the requests it serves). ``progress(stage,
     done, total)`` hears of each stage (the module docstring names them)."""
     t0 = time.perf_counter()
@@ -200,19 +216,6 @@ def _apply(write: Writer, plan: SyncPlan, loaded, progress: Progress | None = No
         if progress is not None:
             progress("write", done, len(loaded))
     return embedded
-
-
-def screen_synced(pipeline: "Pipeline", rep: SyncReport) -> SyncReport:
-    """``rep`` with what ``security.quarantine`` will withhold from the documents this sync added
-    or updated (:func:`rag.context.screen.screen_index` on their indexed blocks)."""
-    from rag.context.screen import screen_index
-
-    changed = set(rep.added) | set(rep.updated)
-    if not changed or not pipeline.index_exists():
-        return rep
-    files = indexed_files(dict(pipeline.index.documents), str(Path(rep.folder).resolve()))
-    keys = [(rec.id, rec.version) for rel, rec in files.items() if rel in changed]
-    return replace(rep, quarantined=screen_index(pipeline.index, pipeline.config.security, keys))
 
 
 def report_json(rep: SyncReport) -> str:

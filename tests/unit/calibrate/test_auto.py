@@ -8,7 +8,7 @@ import yaml
 
 from rag.cli.main import main
 from rag.config import load_config
-from rag.evaluation.probes import ProbeSource, TermCounts, compact, make_probes
+from rag.calibrate.probes import ProbeSource, TermCounts, compact, make_probes
 from rag.index import corpus_fingerprint
 from rag.pipeline import Pipeline
 from rag.text.question_analysis import holds_fact
@@ -86,7 +86,7 @@ def test_calibrate_auto_rejects_a_dataset_and_a_missing_target(tmp_path, capsys)
 
 
 def test_a_switched_signal_never_keeps_the_old_signals_main_threshold():
-    from rag.evaluation.autocal import GroupFit, _updates
+    from rag.calibrate.auto import GroupFit, _updates
 
     en = GroupFit("gate.language_thresholds.en", 40, 40, 0.9, 5.59, 0.7, 0.9)
     ko = GroupFit("gate.language_thresholds.ko", 40, 40, 0.8, 7.25, 0.6, 0.9)
@@ -100,8 +100,8 @@ def test_a_switched_signal_never_keeps_the_old_signals_main_threshold():
 
 def _scored(n: int, dense_gap: float, bm25_gap: float, prob_gap: float | None = None):
     """Probes whose signals separate the answerable ones by the given gaps (noise: a fixed pattern)."""
-    from rag.evaluation.autocal import ScoredProbe
-    from rag.evaluation.probes import Probe
+    from rag.calibrate.auto import ScoredProbe
+    from rag.calibrate.probes import Probe
 
     out = []
     for i in range(2 * n):
@@ -118,7 +118,7 @@ def _scored(n: int, dense_gap: float, bm25_gap: float, prob_gap: float | None = 
 
 
 def test_probes_never_switch_the_gate_to_bm25_or_the_rerankers_probability_which_they_favour():
-    from rag.evaluation.autocal import choose
+    from rag.calibrate.auto import choose
 
     bm25_best = _scored(20, dense_gap=0.02, bm25_gap=10)  # BM25 separates the probes perfectly, the cosine barely
     signal, fits = choose(bm25_best, 0.9, configured="dense")
@@ -138,8 +138,8 @@ def test_with_no_margin_the_fit_is_the_labelled_calibration_on_the_same_values()
 
     import numpy as np
 
-    from rag.evaluation.abstention import calibrate_threshold
-    from rag.evaluation.autocal import confident_threshold
+    from rag.calibrate.labelled import calibrate_threshold
+    from rag.calibrate.auto import confident_threshold
 
     rng = np.random.default_rng(7)
     for _ in range(20):
@@ -151,7 +151,7 @@ def test_with_no_margin_the_fit_is_the_labelled_calibration_on_the_same_values()
 
 
 def test_a_margin_of_standard_errors_raises_the_threshold_and_reads_each_question_once():
-    from rag.evaluation.autocal import confident_threshold, wilson_lower
+    from rag.calibrate.auto import confident_threshold, wilson_lower
 
     assert abs(wilson_lower(49 / 54, 54, 1.0) - 0.860) < 0.001 and wilson_lower(0.9, 54, 0.0) == 0.9
     # 20 right at 0.95..0.76, then one wrong at 0.755, then right and wrong alternating
@@ -169,7 +169,7 @@ def test_a_margin_of_standard_errors_raises_the_threshold_and_reads_each_questio
 
 
 def test_with_too_few_probes_for_the_full_margin_the_fit_holds_the_largest_it_can():
-    from rag.evaluation.autocal import confident_threshold, held_threshold
+    from rag.calibrate.auto import confident_threshold, held_threshold
 
     values = [0.95 - 0.01 * i for i in range(6)] + [0.83, 0.82, 0.81]  # 6 of 6 right: 0.857 one error below
     labels = [True] * 6 + [False, True, False]
@@ -191,7 +191,7 @@ def test_a_bad_margin_is_a_usage_error_before_any_work(tmp_path, capsys):
 
 
 def test_auto_calibration_never_closes_the_gate():
-    from rag.evaluation.autocal import answering_threshold, fit_signal
+    from rag.calibrate.auto import answering_threshold, fit_signal
 
     vals = [0.95, 0.94, 0.93, 0.92, 0.91, 0.90, 0.89, 0.88, 0.87, 0.86]
     labels = [True, False, True, False, True, False, True, False, True, False]
