@@ -1,9 +1,12 @@
 """A principal under the configured security settings: the scope a request reads in."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from rag.access.model import Principal, ReaderScope
 from rag.config import SecurityConfig
 from rag.errors import PrincipalRequiredError
+from rag.types import SearchResult
 
 
 def reader_scope(principal: Principal | None, security: SecurityConfig) -> ReaderScope:
@@ -20,3 +23,12 @@ def check_principal(principal: Principal | None, security: SecurityConfig) -> No
             "this configuration requires a principal on every request (security.require_principal: true); "
             "pass principal=Principal(user=..., groups=..., tenant=...) in Python, or --as/--group/--tenant "
             "on the command line")
+
+
+def readable(search: SearchResult, records: Mapping, scope: ReaderScope) -> SearchResult:
+    """``search`` without the candidates ``scope`` may not read, decided on ``records`` (the index's
+    ``{(document id, version): record}``; a candidate whose record is gone is dropped too)."""
+    keep = tuple(x for x in search.candidates
+                 if (rec := records.get((x.chunk.document_id, x.chunk.document_version))) is not None
+                 and scope.allows(rec.access))
+    return search if len(keep) == len(search.candidates) else SearchResult(search.query, keep, search.timings_ms)

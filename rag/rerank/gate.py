@@ -318,3 +318,19 @@ def _best_text(signal: str, candidates: Sequence[Candidate], rerank: RerankResul
     value per question, the reranker's probability picks it); None when none has a value."""
     scored = _scored("probability" if signal == "answerability" else signal, candidates, rerank)
     return max(scored, key=lambda x: x[0])[1].chunk.text if scored else None
+
+
+def fit_notice(config: GateConfig, documents: Mapping) -> str | None:
+    """One line when the gate's thresholds were not fitted on the corpus of ``documents`` (the index's
+    records): ``gate.fitted_on`` unset or another corpus's :func:`rag.index.corpus_fingerprint`; None when
+    they were, or the gate is off. ``rag calibrate --auto`` writes the fingerprint it fitted on."""
+    from rag.index import corpus_fingerprint
+
+    if not config.enabled:
+        return None
+    here = corpus_fingerprint(documents)
+    if config.fitted_on == here:
+        return None
+    fitted = f"fitted on corpus {config.fitted_on}" if config.fitted_on else "gate.fitted_on is not set"
+    return (f"the gate's thresholds were not fitted on this corpus ({fitted}, this index is {here}); "
+            "`rag calibrate --auto` fits them to it")

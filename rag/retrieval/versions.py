@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from rag.access import ReaderScope
 from rag.config import RetrievalConfig, VersionsAsOf
 from rag.index.version_order import version_key
 from rag.types import Candidate
@@ -96,6 +97,38 @@ def allowed_versions(versions: Iterable[VersionInfo],
         out[doc] = max(in_force, key=lambda v: (v.effective_date, version_key(v.version))).version \
             if in_force else None
     return out
+
+
+class VersionPolicy:
+    """``retrieval.versions`` over an index's documents, per reader scope: :func:`allowed_versions`
+    over the records the scope may read, recomputed only when the documents change (compared by
+    identity: an index replaces, never mutates, its mapping of records) and, where any document
+    carries access metadata, once per scope (at most :attr:`MAX_SCOPES` kept)."""
+
+    MAX_SCOPES = 256
+
+    def __init__(self, config: RetrievalConfig) -> None:
+        self.config = config
+        # (documents, policy over all, whether any has access metadata, policy per reader scope)
+        self._state: tuple[object, dict[str, str | None] | None, bool, dict] | None = None
+
+    def allowed(self, documents: Mapping, scope: ReaderScope) -> dict[str, str | None] | None:
+        """Per document id the version ``scope`` may answer from (None: ``versions: all``)."""
+        if self._state is None or self._state[0] is not documents:
+            restricted = any(rec.access is not None for rec in documents.values())
+            self._state = (documents, self._policy(documents.values()), restricted, {})
+        _, everyone, restricted, per_scope = self._state
+        if not restricted and scope.default_access == "public":  # every document is readable
+            return everyone
+        if scope not in per_scope:
+            if len(per_scope) >= self.MAX_SCOPES:
+                per_scope.clear()
+            per_scope[scope] = self._policy(rec for rec in documents.values() if scope.allows(rec.access))
+        return per_scope[scope]
+
+    def _policy(self, records) -> dict[str, str | None] | None:
+        infos = [VersionInfo(rec.id, rec.version, effective_date(rec.version, rec.meta)) for rec in records]
+        return allowed_versions(infos, self.config)
 
 
 def filter_versions(candidates: Sequence[Candidate], allowed: Mapping[str, str | None] | None

@@ -99,7 +99,7 @@ class Service:
         try:
             self.pipeline.components.warm_up()
             if self.tools is not None:
-                self.pipeline.tool_selector(self.tools)  # index the tools once, before the first question
+                self.pipeline.components.tool_selector(self.tools)  # index the tools once, before the first question
         except Exception as exc:
             self.phase = "failed"
             self.not_ready_reason = f"start-up failed: {type(exc).__name__}"
@@ -256,7 +256,7 @@ class Service:
         under the writer lock, on the newest version, published: the local folder saves a fork as
         a new version, Milvus publishes a generation), then served from now on."""
         live = self.pipeline.index
-        idx, report = self.pipeline.backend.write(live, op)
+        idx, report = self.pipeline.components.backend.write(live, op)
         if idx is not live:
             self._published(idx)
         return DocumentsChange(report, idx.version_name, len(idx.documents), len(idx))
@@ -264,7 +264,7 @@ class Service:
     def _newest(self) -> Index:
         """The live index, or the newer version another worker saved (loaded and published)."""
         live = self.pipeline.index
-        fresh = self.pipeline.backend.poll(live)
+        fresh = self.pipeline.components.backend.poll(live)
         if fresh is None:
             return live
         self._published(fresh)
@@ -272,7 +272,7 @@ class Service:
         return fresh
 
     def _published(self, index: Index) -> None:
-        self.pipeline.use_index(index)
+        self.pipeline.components.use_index(index)
         self.metrics.index_chunks.set(len(index))
         self.metrics.index_documents.set(len(index.documents))
 
@@ -284,12 +284,12 @@ class Service:
         if now - self._last_poll < self.settings.index_poll_s or (self._sync is not None and not self._sync.done()):
             return
         self._last_poll = now
-        if self.pipeline.backend.stale(self.pipeline.index):
+        if self.pipeline.components.backend.stale(self.pipeline.index):
             self._sync = asyncio.get_running_loop().run_in_executor(self.writer, self._sync_now)
 
     def _sync_now(self) -> None:
         try:
-            with self.pipeline.backend.writer_lock():
+            with self.pipeline.components.backend.writer_lock():
                 self._newest()
         except Exception:  # a version removed while loading, etc.: the next poll tries again
             logger.warning("could not load the newer index version; will retry", exc_info=True)
