@@ -63,7 +63,8 @@ def model_ids(pipeline) -> dict[str, str]:
     if callable(own):
         return {str(k): str(v) for k, v in own().items()}
     c = pipeline.config
-    out = {"embedding": str(getattr(pipeline.embedder, "model_id", f"{c.embedding.backend}:{c.embedding.model}"))}
+    emb = pipeline.components.embedder
+    out = {"embedding": str(getattr(emb, "model_id", f"{c.embedding.backend}:{c.embedding.model}"))}
     r = getattr(c, "rerank", None)
     if r is not None:
         out["reranker"] = f"cross-encoder:{r.model}" if r.enabled else "none"

@@ -49,7 +49,7 @@ def make_abstention_set(o: AbstentionOptions) -> Outcome:
     qids = sorted(pool[:o.queries])
     pipe = Pipeline(load_config(repo_path(o.config)))
     index = pipe.new_index(ds.corpus)
-    retr = HybridRetriever(index, pipe.embedder, pipe.config.retrieval)
+    retr = HybridRetriever(index, pipe.components.embedder, pipe.config.retrieval)
     text = {c.document_id: c.text for c in index.chunks}
     searched = retr.search_many([ds.queries[q] for q in qids], candidates=60)
     out = repo_path(o.output)

@@ -107,11 +107,12 @@ def run(o: Options) -> Outcome:
         t0 = time.perf_counter()
         rep = BatchRunner(p, run_info(p), BatchConfig(concurrency=4)).run(bq, Path(tmp) / "out.jsonl")
         batch_rate = len(bq) / (time.perf_counter() - t0)
+    reranker = p.components.reranker
     out = {"chunks": o.chunks, "queries": len(qs), "rerank": use_rerank, "index_build_s": round(build_s, 2),
            "statuses": statuses, "latency_ms": latency, "retrieval_qps_sequential": round(qps_seq, 1),
            "retrieval_qps_batched_embedding": round(qps_batched, 1), "batch_answers_per_s": round(batch_rate, 1),
            "batch_failed": rep.summary.failed,
-           "models": {"embedding": emb.model_id, "reranker": p.reranker.model_id if p.reranker else "none",
+           "models": {"embedding": emb.model_id, "reranker": reranker.model_id if reranker else "none",
                       "generator": "extractive"}}
     table = [f"{o.chunks} chunks, {len(qs)} queries, rerank {'on' if use_rerank else 'off'}",
              f"{'stage (ms)':<14}{'p50':>10}{'p95':>10}"]

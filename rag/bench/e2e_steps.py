@@ -93,7 +93,7 @@ def _measure(o: Options, g: Group) -> dict:
     cfg = load_config(repo_path(o.config)).with_overrides({"corpus.paths": [str(g.corpus)], "corpus.format": "jsonl"})
     probe = Pipeline(cfg)
     index = probe.new_index(probe.load_corpus())
-    variants = {"config": Pipeline(cfg, embedder=probe.embedder, index=index)}
+    variants = {"config": Pipeline(cfg, embedder=probe.components.embedder, index=index)}
     if o.against:
         other = cfg.with_overrides(parse_overrides([x for x in o.against.split(",") if x.strip()], "--against"))
         variants["against"] = Pipeline(other, index=index)  # its own models (and query cache)

@@ -151,7 +151,7 @@ def _variant(name: str, base, built, data, follow, full_text: dict[str, str], o:
     from rag.types import Turn
 
     def derived(**overrides):
-        return Pipeline(base.with_overrides(overrides), embedder=built.embedder, index=built.index)
+        return Pipeline(base.with_overrides(overrides), embedder=built.components.embedder, index=built.index)
 
     if name == "shipped":
         return list(_answer_all(built, data, follow, lambda q: q.history))

@@ -44,7 +44,7 @@ def run(o: Options) -> Outcome:
     keep = beir_query_filter(o.dataset, {q: dict(r) for q, r in ds.qrels.items()}, o.reader_split)
     qids = sorted(q for q in ds.qrels if keep(q))[:o.max_queries or None]
     index = p.new_index(ds.corpus)
-    qvecs: Any = p.embedder.embed_queries([ds.queries[q] for q in qids])  # one row per query
+    qvecs: Any = p.components.embedder.embed_queries([ds.queries[q] for q in qids])  # one row per query
     base = RerankConfig(model=o.model, max_length=o.max_length, quantize=True, languages=("ko", "en"),
                         passage_languages=("ko", "en"))
     scorer = CrossEncoderScorer(base)
@@ -52,7 +52,8 @@ def run(o: Options) -> Outcome:
     rows: dict[str, dict[str, float]] = {}
     for w in o.weights:
         rr = CrossEncoderReranker(scorer, None, base.model_copy(update={"blend_weight": w}))
-        runs = run_queries(index, p.embedder, cfg.retrieval, [(q, ds.queries[q]) for q in qids], qvecs, reranker=rr)
+        runs = run_queries(index, p.components.embedder, cfg.retrieval, [(q, ds.queries[q]) for q in qids], qvecs,
+                           reranker=rr)
         m = runs.mean_metrics(qrels)
         rows.setdefault("hybrid", m["hybrid"])
         rows[f"w={w:g}"] = m["rerank"]

@@ -80,7 +80,7 @@ def _quality(scorers: dict, n: int) -> dict:
 
     ds = load_beir(data_dir() / "scifact", "train")
     pipe = Pipeline(load_config(repo_path("configs/en.yaml")))
-    retr = HybridRetriever(pipe.new_index(ds.corpus), pipe.embedder, pipe.config.retrieval)
+    retr = HybridRetriever(pipe.new_index(ds.corpus), pipe.components.embedder, pipe.config.retrieval)
     qids = [q for q in sorted(ds.qrels) if in_holdout(ds.name, q, 40)][:n]
     rerankers = {k: CrossEncoderReranker(s, config=RerankConfig(top_n=30)) for k, s in scorers.items()}
     scores: dict[str, list[float]] = {"hybrid": [], **{k: [] for k in rerankers}}

@@ -153,7 +153,7 @@ def run(o: Options) -> Outcome:
     b = cfg.bm25
     # Selection is measured over the whole catalogue: the gold of many questions is a write operation.
     tools_cfg = cfg.tools.model_copy(update={"allow_write": True})
-    sel = ToolSelector(tools, tools_cfg, cfg, Pipeline(cfg).embedder, Chunker(cfg.chunking),
+    sel = ToolSelector(tools, tools_cfg, cfg, Pipeline(cfg).components.embedder, Chunker(cfg.chunking),
                        make_analyzer(b.analyzer, stem=b.stem, stopwords=b.stopwords))
     index_s = time.perf_counter() - t0
     counter = make_counter(cfg.context.tokenizer, cfg.tokenizer_model)

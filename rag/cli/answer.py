@@ -243,10 +243,11 @@ def _tampered_is_rejected(p, question: str, res) -> bool:
         return False
     old, new = m.group(0), str(int(m.group(0)) * 3 + 1)
     change = lambda t: t.replace(old, new, 1)  # noqa: E731
-    prompt = p.prompt_builder.build(question, p.retrieve(question).evidence())  # the prompt answer() used
+    prompt = p.components.prompt_builder.build(question, p.retrieve(question).evidence())  # the prompt answer() used
     cites = tuple(CitationItem(source_id=c.source_id, claim=change(c.claim), quote=c.quote) for c in res.citations)
     answer = change(res.answer)
-    report = p.validator.validate(AnswerPayload(status="answered", answer=answer, citations=cites), prompt.source_map)
+    payload = AnswerPayload(status="answered", answer=answer, citations=cites)
+    report = p.components.validator.validate(payload, prompt.source_map)
     return "number_mismatch" in report.codes
 
 

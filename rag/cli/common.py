@@ -35,10 +35,10 @@ def make_pipeline(args):
 
 def announce_gate(p) -> None:
     """Before a command's answers: fail on a gate threshold the config leaves unset
-    (``Pipeline.check_gate``), then say once, on stderr (never in ``--json`` stdout), when the gate's
-    thresholds were not fitted on the indexed corpus (``Pipeline.gate_fit_notice``)."""
-    p.check_gate()
-    notice = p.gate_fit_notice()
+    (``p.components.check_gate``), then say once, on stderr (never in ``--json`` stdout), when the gate's
+    thresholds were not fitted on the indexed corpus (``p.components.gate_fit_notice``)."""
+    p.components.check_gate()
+    notice = p.components.gate_fit_notice()
     if notice is not None:
         print(f"note: {notice}", file=sys.stderr)
 

@@ -27,7 +27,7 @@ def cmd_index(args) -> int:
     docs = check_corpus(load)
     with progress_bar(None, "embedding") as bar:
         idx = p.build_index(docs, force=args.force, progress=bar.update)
-    emb = p.embedder
+    emb = p.components.embedder
     cached = f", {getattr(emb, 'hits', 0)} chunk embeddings reused from cache" if hasattr(emb, "hits") else ""
     failed = f"; {len(load.failures)} files failed" if load.failures else ""
     print(f"indexed {len(docs)} documents -> {len(idx)} chunks at {p.index_location}{cached}{failed}")

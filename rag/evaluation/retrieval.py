@@ -166,11 +166,11 @@ def evaluate_retrieval(
     if max_queries:
         qids = qids[:max_queries]
     # Embed queries in one batch (much faster than one by one).
-    qvecs = pipeline.embedder.embed_queries([ds.queries[q] for q in qids])
-    reranker = pipeline.reranker if rerank else None  # loads the model (not timed as querying)
+    qvecs = pipeline.components.embedder.embed_queries([ds.queries[q] for q in qids])
+    reranker = pipeline.components.reranker if rerank else None  # loads the model (not timed as querying)
     t1 = time.perf_counter()
-    runs = run_queries(index, pipeline.embedder, pipeline.config.retrieval, [(q, ds.queries[q]) for q in qids], qvecs,
-                       reranker=reranker, fusions=fusions, progress=progress)
+    runs = run_queries(index, pipeline.components.embedder, pipeline.config.retrieval,
+                       [(q, ds.queries[q]) for q in qids], qvecs, reranker=reranker, fusions=fusions, progress=progress)
     t_query = time.perf_counter() - t1
     return RetrievalEval(
         dataset=ds.name,
@@ -178,7 +178,7 @@ def evaluate_retrieval(
         n_queries=len(qids),
         metrics=runs.mean_metrics({q: ds.qrels[q] for q in qids}),
         config_hash=pipeline.config.hash,
-        embedding_model=pipeline.embedder.model_id,
+        embedding_model=pipeline.components.embedder.model_id,
         analyzer=index.analyzer.name,
         seconds={"index": round(t_index, 2), "queries": round(t_query, 2)},
     )
@@ -200,8 +200,8 @@ def evaluate_beir(dataset: DatasetSpec, path: Path, cfg: RagConfig, cache: RunCa
     if dataset.max_queries:
         qids = qids[:dataset.max_queries]
     qvecs, embed_sample_ms, embed_batched_ms = _query_vectors(p, cfg, [ds.queries[q] for q in qids], cache)
-    runs = run_queries(index, p.embedder, cfg.retrieval, [(q, ds.queries[q]) for q in qids], qvecs,
-                       reranker=p.reranker if dataset.rerank else None, progress=progress, stage="queries")
+    runs = run_queries(index, p.components.embedder, cfg.retrieval, [(q, ds.queries[q]) for q in qids], qvecs,
+                       reranker=p.components.reranker if dataset.rerank else None, progress=progress, stage="queries")
     qrels = {q: ds.qrels[q] for q in qids}
     metrics: dict[str, float | None] = {"n_queries": float(len(qids))}
     for n, means in runs.mean_metrics(qrels).items():
@@ -224,12 +224,12 @@ def _query_vectors(p, cfg: RagConfig, texts: list[str], cache: RunCache):
                             "texts": texts})
     if key not in cache.data:
         t = time.perf_counter()
-        vecs = p.embedder.embed_queries(texts)
+        vecs = p.components.embedder.embed_queries(texts)
         batched = (time.perf_counter() - t) * 1e3 / max(1, len(texts))
         sample = []
         for text in texts[:EMBED_SAMPLE]:
             t = time.perf_counter()
-            p.embedder.embed_queries([text])
+            p.components.embedder.embed_queries([text])
             sample.append((time.perf_counter() - t) * 1e3)
         cache.data[key] = (vecs, sample, batched)
     return cache.data[key]

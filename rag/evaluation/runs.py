@@ -77,7 +77,7 @@ class RunCache:
         e = cfg.model_dump(mode="json")["embedding"]
         key = digest({k: v for k, v in e.items() if k not in ("batch_size", "threads")})
         p = Pipeline(cfg, embedder=self.embedders.get(key), index=index)
-        self.embedders[key] = p.embedder
+        self.embedders[key] = p.components.embedder
         return p
 
 

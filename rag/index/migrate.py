@@ -53,14 +53,14 @@ def migrate(source_pipeline, target_pipeline, *, batch_documents: int | None = N
     (:meth:`rag.index.backend.IndexBackend.write`: under its writer lock, on its newest version). Documents already in the target with the same text
     are skipped; one there with other text is an error (nothing is overwritten).
 
-    Both pipelines are used through ``.index`` (the source) and ``.backend``
+    Both pipelines are used through ``.index`` (the source) and ``.components.backend``
     (:class:`rag.index.backend.IndexBackend`) only."""
     t0 = time.perf_counter()
     source = source_pipeline.index
-    backend = target_pipeline.backend
+    backend = target_pipeline.components.backend
     goal = backend.import_target(source.dim)  # the vectors come from the source; no model is loaded
     target = goal.index
-    _same_contents(source, goal.params, source_pipeline.backend.location, backend.location)
+    _same_contents(source, goal.params, source_pipeline.components.backend.location, backend.location)
     batch_documents = batch_documents or target_pipeline.config.index.milvus.batch_documents
     keys = sorted(source.documents)
     have = dict(target.documents)

@@ -8,13 +8,10 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Iterable, Mapping, Sequenc
 from rag.access.model import Principal
 from rag.access.scope import check_principal
 from rag.answer.contract import Generator
-from rag.answer.validation import CitationValidator
 from rag.config import RagConfig, load_config
-from rag.context.prompt import Guideline, Prompt, PromptBuilder
+from rag.context.prompt import Prompt
 from rag.errors import InputError
 from rag.fields import parse_fields
-from rag.index.backend import IndexBackend
-from rag.index.chunking import Chunker
 from rag.models.embedders import Embedder
 from rag.index.loaders import CorpusLoad, check_corpus, check_unique, read_corpus
 from rag.index.protocol import Index, Operation
@@ -25,15 +22,13 @@ from rag.pipeline.listing import ListedDocument, list_documents
 from rag.pipeline.state import Answered, Gated, Request, Retrieved, Searched, StageEvent, State
 from rag.pipeline.steps import STEPS
 from rag.pipeline.trace import result
-from rag.rerank.cross_encoder import CrossEncoderReranker
-from rag.rerank.gate import Gate
 from rag.result import AnswerResult
 from rag.retrieval.hybrid import HybridRetriever, check_query
 from rag.types import Document, Ordering, SearchFilter, SearchResult, Turn, as_turns
 
 if TYPE_CHECKING:
     from rag.pipeline.warmup import Warmup
-    from rag.tools import Selection, ToolRegistry, ToolSelector
+    from rag.tools import Selection, ToolRegistry
 
 RETRIEVE = runner.select(STEPS, "search", "versions", "quarantine", "rerank", "gate")
 PROMPT_ONLY = runner.select(STEPS, "resolve", "search", "versions", "quarantine", "prompt")
@@ -47,6 +42,9 @@ class Pipeline:
     >>> p = Pipeline.from_config("configs/default.yaml")   # doctest: +SKIP
     >>> p.build_index()                                    # doctest: +SKIP
     >>> p.search("연차 휴가는 며칠인가요?").candidates[0].chunk.evidence_id  # doctest: +SKIP
+
+    The stage objects (embedder, reranker, gate, prompt builder, generator, validator, retriever,
+    backend...) are reached through :attr:`components` (:class:`rag.pipeline.components.Components`).
     """
 
     steps: tuple[runner.Step, ...] = STEPS
@@ -63,51 +61,7 @@ class Pipeline:
     def from_config(cls, path: str | Path | None = None, **kwargs) -> "Pipeline":
         return cls(load_config(path), **kwargs)
 
-    # -- components ------------------------------------------------------------------------
-    @property
-    def embedder(self) -> Embedder:
-        return self.components.embedder
-
-    def chunker(self) -> Chunker:
-        return self.components.chunker()
-
-    def analyzer(self):
-        return self.components.analyzer()
-
-    @property
-    def reranker(self) -> CrossEncoderReranker | None:
-        """The configured reranker (loaded lazily on first use), or None when disabled."""
-        return self.components.reranker
-
-    @property
-    def gate(self) -> Gate:
-        return self.components.gate
-
-    def guidelines(self) -> list[Guideline]:
-        return self.components.guidelines()
-
-    @property
-    def prompt_builder(self) -> PromptBuilder:
-        return self.components.prompt_builder
-
-    def builder_for(self, ordering: Ordering | None = None) -> PromptBuilder:
-        return self.components.builder_for(ordering)
-
-    @property
-    def generator(self) -> Generator:
-        return self.components.generator
-
-    @property
-    def validator(self) -> CitationValidator:
-        return self.components.validator
-
-    def build_components(self) -> None:
-        """Make every component a question needs (index, embedder, prompt builder, generator...);
-        the models behind them may still load on first use: :meth:`warmup` loads them."""
-        self.components.warm_up()
-
-    warm_up = build_components  # the name before warmup() existed (it only builds the components)
-
+    # -- loading -----------------------------------------------------------------------------
     def warmup(self) -> "Warmup":
         """Load every model the config uses (embedder, reranker when enabled, the extractive
         scorer's model, a llama.cpp model or an LLM client) and answer one short fixed question per
@@ -118,24 +72,7 @@ class Pipeline:
 
         return warm(self.components)
 
-    def check_gate(self) -> None:
-        """Raise :class:`rag.errors.ConfigError` when the gate may need ``gate.fallback_threshold``, the
-        config leaves it unset and no thresholds ship for the embedder (every answer checks this first;
-        :meth:`retrieve` does not: there such a gate abstains, ``threshold_unset``)."""
-        self.components.check_gate()
-
-    def gate_fit_notice(self) -> str | None:
-        """One line saying the gate's thresholds were not fitted on the indexed corpus and that
-        `rag calibrate --auto` fits them (None when ``gate.fitted_on`` is this corpus's fingerprint, or
-        the gate is off). Logged once per pipeline (INFO); the command line prints it once."""
-        return self.components.gate_fit_notice()
-
     # -- the index ---------------------------------------------------------------------------
-    @property
-    def backend(self) -> IndexBackend:
-        """The configured index backend (``index.backend``)."""
-        return self.components.backend
-
     @property
     def index_path(self) -> Path:
         return self.config.resolve(self.config.index.path)
@@ -143,32 +80,28 @@ class Pipeline:
     @property
     def index_location(self) -> str:
         """Where the configured index lives, for messages: its folder, or the Milvus URI and collection."""
-        return self.backend.location
+        return self.components.backend.location
 
     def index_exists(self) -> bool:
-        return self.backend.exists()
+        return self.components.backend.exists()
 
     def milvus_index(self, collection: str | None = None):
         """A :class:`rag.index.milvus.MilvusIndex` on ``index.milvus`` (not yet opened)."""
         from rag.index.milvus import MilvusIndex
 
-        return MilvusIndex(self.config, self.chunker(), self.analyzer(), self.embedder, collection=collection)
+        c = self.components
+        return MilvusIndex(self.config, c.chunker(), c.analyzer(), c.embedder, collection=collection)
 
     @property
     def index(self) -> Index:
         return self.components.index
-
-    def use_index(self, index: Index) -> None:
-        """Serve ``index`` from now on (a writer publishes the version it just saved); a pipeline
-        pinned before keeps the version it pinned."""
-        self.components.use_index(index)
 
     def pinned(self) -> "Pipeline":
         """A pipeline over a read-only snapshot of the current index, sharing every loaded component.
 
         A service pins one per request, so the whole request (search, version policy, quarantine)
         sees one index version while documents are added or deleted. Load the components first
-        (:meth:`warm_up`) or each pinned copy loads its own."""
+        (``components.warm_up()``) or each pinned copy loads its own."""
         view = object.__new__(type(self))
         view.config = self.config
         view.components = self.components.with_index(self.index.snapshot())
@@ -193,7 +126,7 @@ class Pipeline:
         """An index of ``docs`` apart from the configured one (evaluation, training data mining):
         in memory on the local backend; on Milvus, a collection named after the documents and the
         index settings (``<collection>_<hash>``), reused when it already holds them."""
-        return self.backend.new(check_unique(list(docs)), progress)
+        return self.components.backend.new(check_unique(list(docs)), progress)
 
     def build_index(self, docs: Iterable[Document] | None = None, *, force: bool = False,
                     progress: Progress | None = None) -> Index:
@@ -204,7 +137,7 @@ class Pipeline:
         An existing index built with another model/analyzer is refused unless ``force``;
         unchanged chunks are not embedded again (embedding cache)."""
         docs = check_unique(self.load_corpus() if docs is None else list(docs))
-        idx = self.backend.build(docs, force=force, progress=progress)
+        idx = self.components.backend.build(docs, force=force, progress=progress)
         self.components.use_index(idx)
         return idx
 
@@ -228,17 +161,13 @@ class Pipeline:
         (:meth:`rag.index.backend.IndexBackend.write`: under the cross-process writer lock, on the
         newest published version, then published), and serve the result from now on: a pipeline
         whose open copy was stale sees the other writers' versions after its own write."""
-        idx, report = self.backend.write(self.components.loaded_index, op)
+        idx, report = self.components.backend.write(self.components.loaded_index, op)
         self.components.use_index(idx)
         return report
 
-    @property
-    def retriever(self) -> HybridRetriever:
-        return self.components.retriever
-
     def retriever_over(self, docs: Iterable[Document], progress: Progress | None = None) -> HybridRetriever:
         """A retriever over a new in-memory index of ``docs`` (evaluation, training data mining)."""
-        return HybridRetriever(self.new_index(docs, progress), self.embedder, self.config.retrieval,
+        return HybridRetriever(self.new_index(docs, progress), self.components.embedder, self.config.retrieval,
                                self.config.security)
 
     # -- the request path ----------------------------------------------------------------------
@@ -288,7 +217,7 @@ class Pipeline:
         (None: anonymous, public documents only; docs/security.md)."""
         self.config.limits.check_question(query)
         check_principal(principal, self.config.security)
-        return self.retriever.search(query, candidates, where, principal=principal)
+        return self.components.retriever.search(query, candidates, where, principal=principal)
 
     def retrieve(self, question: str, *, search: SearchResult | None = None, where: SearchFilter | None = None,
                  top_k: int | None = None, principal: Principal | None = None) -> Retrieved:
@@ -355,13 +284,9 @@ class Pipeline:
         yield Answered(result(state, self.components))
 
     # -- tools (seed 004) ----------------------------------------------------------------------
-    def tool_selector(self, tools: "ToolRegistry") -> "ToolSelector":
-        """The :class:`rag.tools.ToolSelector` of a registry (its tools indexed once per registry)."""
-        return self.components.tool_selector(tools)
-
     def select_tools(self, question: str, tools: "ToolRegistry", max_tools: int | None = None) -> "Selection":
         """The tools of ``tools`` (a :class:`rag.tools.ToolRegistry`) that matter for ``question``."""
-        return self.tool_selector(tools).select(check_query(question), max_tools)
+        return self.components.tool_selector(tools).select(check_query(question), max_tools)
 
     def answer_with_tools(self, question: str, tools: "ToolRegistry", history: Sequence[Turn] = (), **kwargs
                           ) -> AnswerResult:

@@ -123,7 +123,7 @@ def test_in_process_answer_honours_the_contract_and_the_schema(pipeline):
     question = QUESTIONS[0]
     _, prompt = pipeline.build_prompt(question)
     assert prompt.bundle.blocks
-    gen = pipeline.generator
+    gen = pipeline.components.generator
     assert isinstance(gen, LlamaCppGenerator)
     cfg = pipeline.config.generation
     out = generate_answer(prompt, gen, CitationValidator(pipeline.config.validation), cfg, question=question)

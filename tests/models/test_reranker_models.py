@@ -97,7 +97,7 @@ def test_pipeline_retrieve_reranks_and_gates(tmp_path, tiny_cross_encoder):
     assert [c.chunk.evidence_id for c in got.candidates] == [rc.evidence_id for rc in got.rerank.candidates]
     ko = p.retrieve("연차 휴가는 며칠인가요?")
     assert not ko.rerank.applied and ko.decision.signal == "dense"
-    high = Pipeline(cfg.with_overrides({"gate.threshold": 1.01}), embedder=p.embedder, index=p.index)
+    high = Pipeline(cfg.with_overrides({"gate.threshold": 1.01}), embedder=p.components.embedder, index=p.index)
     assert high.retrieve("How many days of annual leave do new employees get?").decision.reason == "below_threshold"
 
 

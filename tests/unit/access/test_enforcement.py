@@ -73,7 +73,7 @@ def test_each_principal_sees_what_it_may_read_on_both_legs(backend, tmp_path):
     assert found(p, OUTSIDER) & {"hr-only", "kim-only", "acme-all"} == set()
     assert found(p, Principal("kim")) & {"kim-only", "hr-only", "acme-all"} == {"kim-only"}
     # both legs filter before their top-k: with k=1 the anonymous caller still gets a public hit
-    r = p.retriever
+    r = p.components.retriever
     for leg in (r.bm25, r.dense):
         top = leg("연차 휴가 canaryhr", 1)
         assert len(top) == 1 and top[0].chunk.document_id in {"pub", "pub2"}
@@ -125,7 +125,7 @@ def test_default_private_and_require_principal(backend, tmp_path):
     p.build_index(corpus())
     assert found(p) == set() and found(p, HR) == {"hr-only", "kim-only", "acme-all"}
     assert p.answer("연차 휴가는 며칠인가요?").status == "insufficient_evidence"
-    strict = Pipeline(p.config.with_overrides({"security.require_principal": True}), embedder=p.embedder,
+    strict = Pipeline(p.config.with_overrides({"security.require_principal": True}), embedder=p.components.embedder,
                       index=p.index)
     for call in (lambda: strict.search("연차"), lambda: strict.answer("연차?"), lambda: strict.build_prompt("연차?"),
                  lambda: strict.retrieve("연차?"), lambda: strict.answer("연차?", principal=Principal())):

@@ -60,7 +60,7 @@ def test_both_legs_filter_before_their_top_k(backend, tmp_path):
     is applied before the top-k, so documents that rank below others still fill the list."""
     p = pipeline(backend, tmp_path)
     where = p.where({"department": "hr", "year": {"gte": 2025}})
-    r = p.retriever
+    r = p.components.retriever
     for leg in (r.bm25, r.dense):
         top = leg("연차 휴가", 1, where=where)
         assert [c.chunk.document_id for c in top] == ["hr-2025"]

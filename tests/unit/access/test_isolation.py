@@ -28,7 +28,7 @@ def docs(with_beta: bool) -> list[Document]:
 def bm25(tmp_path, isolate: str, with_beta: bool, principal=A) -> dict[str, float]:
     p = Pipeline(load_config(write_config(tmp_path, security={"isolate": isolate})))
     p.build_index(docs(with_beta))
-    return {c.chunk.document_id: c.score for c in p.retriever.bm25("연차 휴가", 10, principal=principal)}
+    return {c.chunk.document_id: c.score for c in p.components.retriever.bm25("연차 휴가", 10, principal=principal)}
 
 
 def test_another_tenant_changes_nothing_under_isolation(tmp_path):
@@ -49,7 +49,7 @@ def test_a_caller_without_a_tenant_is_scored_on_the_shared_documents(tmp_path):
     anon = bm25(tmp_path / "a", "tenant", with_beta=True, principal=None)
     only_shared = Pipeline(load_config(write_config(tmp_path / "b", security={"isolate": "tenant"})))
     only_shared.build_index(docs(False)[:1])
-    ref = {c.chunk.document_id: c.score for c in only_shared.retriever.bm25("연차 휴가", 10)}
+    ref = {c.chunk.document_id: c.score for c in only_shared.components.retriever.bm25("연차 휴가", 10)}
     assert set(anon) == {"shared"} and np.isclose(anon["shared"], ref["shared"])
 
 

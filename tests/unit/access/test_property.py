@@ -75,7 +75,7 @@ def outputs(p: Pipeline, query: str, principal) -> tuple[str, object]:
 def check(backend, tmp_path, specs, asks) -> None:
     docs = build_corpus(specs)
     base = Pipeline(load_config(write_config(tmp_path, index=backend.index)))
-    full = Pipeline(base.config, embedder=base.embedder, index=base.new_index(docs))
+    full = Pipeline(base.config, embedder=base.components.embedder, index=base.new_index(docs))
     for principal, pick in asks:
         readable = [d for d in docs if can_read(principal, document_access(d.id, d.metadata))]
         forbidden = [d for d in docs if d not in readable]
@@ -97,7 +97,7 @@ def check(backend, tmp_path, specs, asks) -> None:
         # the documents it may read are still found: the same top document as an index of only them
         if target in readable:
             mine = full.search(query, principal=principal).candidates
-            alone = Pipeline(base.config, embedder=base.embedder, index=base.new_index(readable)) \
+            alone = Pipeline(base.config, embedder=base.components.embedder, index=base.new_index(readable)) \
                 .search(query, principal=principal).candidates
             assert mine and alone and mine[0].chunk.document_id == alone[0].chunk.document_id == target.id
 
@@ -136,7 +136,7 @@ def test_a_metadata_filter_narrows_and_never_widens(backend, tmp_path, specs, fi
     documents that meet it is found, as in an index holding only them."""
     docs = with_fields(build_corpus(specs), fields)
     base = Pipeline(load_config(write_config(tmp_path, index=backend.index, retrieval={"filter_fields": FIELDS})))
-    full = Pipeline(base.config, embedder=base.embedder, index=base.new_index(docs))
+    full = Pipeline(base.config, embedder=base.components.embedder, index=base.new_index(docs))
     for principal, spec, pick in asks:
         where = full.where(spec)
         keep = [d for d in docs if can_read(principal, document_access(d.id, d.metadata))
@@ -147,6 +147,6 @@ def test_a_metadata_filter_narrows_and_never_widens(backend, tmp_path, specs, fi
         keys = {d.key for d in keep}
         assert all((c.chunk.document_id, c.chunk.document_version) in keys for c in got), (spec, principal)
         if target in keep:
-            alone = Pipeline(base.config, embedder=base.embedder, index=base.new_index(keep)) \
+            alone = Pipeline(base.config, embedder=base.components.embedder, index=base.new_index(keep)) \
                 .search(query, principal=principal).candidates
             assert got and alone and got[0].chunk.document_id == alone[0].chunk.document_id == target.id

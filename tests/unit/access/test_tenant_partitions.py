@@ -95,5 +95,5 @@ def test_without_partitions_bm25_ranks_as_the_local_backend(tmp_path):
             "uri": str(tmp_path / "m.db"), "collection": "tk"}}})):
         p = Pipeline(load_config(write_config(tmp_path / name, **index)))
         p.build_index(corpus())
-        ranked[name] = [h.chunk.document_id for h in p.retriever.bm25("연차 휴가 acme 인사", 10, principal=ACME)]
+        ranked[name] = [h.chunk.document_id for h in p.components.retriever.bm25("연차 휴가 acme 인사", 10, principal=ACME)]
     assert ranked["milvus"] == ranked["local"] and ranked["local"][0] == "acme-hr"

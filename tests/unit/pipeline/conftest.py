@@ -22,6 +22,6 @@ def derived():
     """``derived(p, generator=None, **overrides)``: a pipeline on ``p``'s config with ``overrides``,
     sharing its embedder and index (nothing is built again)."""
     def make(p: Pipeline, generator=None, **overrides) -> Pipeline:
-        return Pipeline(p.config.with_overrides(overrides), embedder=p.embedder, index=p.index, generator=generator)
+        return Pipeline(p.config.with_overrides(overrides), embedder=p.components.embedder, index=p.index, generator=generator)
 
     return make

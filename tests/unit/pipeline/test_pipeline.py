@@ -24,7 +24,7 @@ def built(tmp_path_factory):
 
 
 def derived(p: Pipeline, generator=None, **overrides) -> Pipeline:
-    return Pipeline(p.config.with_overrides(overrides), embedder=p.embedder, index=p.index, generator=generator)
+    return Pipeline(p.config.with_overrides(overrides), embedder=p.components.embedder, index=p.index, generator=generator)
 
 
 def test_gate_abstention_never_calls_the_generator(built):
@@ -79,7 +79,7 @@ def test_hostile_corpus_through_the_whole_pipeline(built, fake_llm):
                       "retrieval.candidates": 30, "security.quarantine": "off"})
     question = "When will suppliers be paid and where do invoices go?"
     got = q.retrieve(question)
-    prompt = q.prompt_builder.build(question, got.evidence())
+    prompt = q.components.prompt_builder.build(question, got.evidence())
     injected = [b for b in prompt.bundle.blocks if b.document_id == "vendor-faq-injected"]
     assert injected, "the injected document must be among the sources for this test to mean anything"
     sid = injected[0].source_id

@@ -82,7 +82,7 @@ class ShortlistPipeline(Pipeline):
 
 
 def test_adding_a_stage_is_one_step_and_one_tuple_entry(built):
-    p = ShortlistPipeline(built.config, embedder=built.embedder, index=built.index)
+    p = ShortlistPipeline(built.config, embedder=built.components.embedder, index=built.index)
     res = p.answer("연차 휴가는 며칠인가요?")
     ran = [n for n, _ in res.trace.steps]
     assert ran[:4] == ["start", "resolve", "search", "shortlist"] and ran[-2:] == ["generate", "result"]

@@ -16,7 +16,7 @@ from tests.fakes import RecordingGenerator
 
 
 def test_warmup_returns_the_seconds_each_part_took_and_answers_end_to_end(built, derived):
-    gen = RecordingGenerator(inner=built.generator)
+    gen = RecordingGenerator(inner=built.components.generator)
     w = derived(built, generator=gen).warmup()
     assert isinstance(w, Warmup)
     with pytest.raises(dataclasses.FrozenInstanceError):

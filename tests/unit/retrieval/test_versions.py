@@ -93,7 +93,7 @@ def test_superseded_leave_policy_is_never_answered(tmp_path):
                            if d["evidence_id"] in old_ids)
     assert old_ids <= {d["evidence_id"] for d in res.trace.manifest.to_json()["dropped"]}
     assert "5일" not in res.answer
-    every = Pipeline(p.config.with_overrides({"retrieval.versions": "all"}), embedder=p.embedder, index=p.index)
+    every = Pipeline(p.config.with_overrides({"retrieval.versions": "all"}), embedder=p.components.embedder, index=p.index)
     assert every.answer("사용하지 못한 연차는 며칠까지 다음 해로 이월할 수 있나요?").superseded == ()
 
 

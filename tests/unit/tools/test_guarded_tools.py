@@ -225,7 +225,7 @@ def test_every_round_of_the_tool_phase_fits_the_window(tmp_path, fake_llm):
     phase = res.trace.tools.phase
     window = limit - reserve - margin
     assert phase.window == window
-    counter, overhead = p.prompt_builder.counter, p.config.context.message_overhead
+    counter, overhead = p.components.prompt_builder.counter, p.config.context.message_overhead
     rounds = [r["body"] for r in fake_llm.requests if r["body"].get("tools")]
     assert len(rounds) == phase.rounds >= 2
     costs = [_request_tokens(counter, b, overhead) for b in rounds]

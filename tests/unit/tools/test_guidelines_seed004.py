@@ -65,7 +65,7 @@ def test_case_a_conflict_an_answer_the_sources_do_not_hold_is_refused(guided, fa
     answer is the sources' own sentences."""
     made_up = "콘솔 오른쪽 위의 톱니바퀴를 누르고 VM 폐기 메뉴를 고르세요."
     fake_llm.script(answer(f"{made_up} [S1] CLI 방법도 필요하신가요?", [("S1", made_up, made_up)]))
-    strict = Pipeline(guided.config.with_overrides({"generation.fallback": "none"}), embedder=guided.embedder,
+    strict = Pipeline(guided.config.with_overrides({"generation.fallback": "none"}), embedder=guided.components.embedder,
                       index=guided.index)
     res = strict.answer("VM 삭제 방법 알려줘")
     assert res.status == "insufficient_evidence" and res.reason == "validation_failed"
@@ -121,7 +121,7 @@ def judged(guided):
     cfg = guided.config.with_overrides({"context.guideline_match": "auto", "context.guidelines": [
         {"id": "resource-change", "content": GUIDE_A, "keywords": ["삭제", "생성", "변경"], "condition": CONDITION_A},
         {"id": "db-query", "content": GUIDE_B, "keywords": ["쿼리", "query"], "condition": CONDITION_B}]})
-    return Pipeline(cfg, embedder=guided.embedder, index=guided.index)
+    return Pipeline(cfg, embedder=guided.components.embedder, index=guided.index)
 
 
 def test_the_llm_decides_where_a_keyword_would_misfire(judged, fake_llm):
