@@ -29,7 +29,6 @@ import numpy as np
 
 from rag.config import RerankConfig
 from rag.errors import ModelLoadError, missing_dependency
-from rag.models.quiet import quiet_model_loading
 from rag.rerank.calibration import Calibration
 from rag.retrieval.hybrid import check_query
 from rag.lang import OTHER, detect_language
@@ -127,7 +126,9 @@ def check_checkpoint(path: Path) -> dict:
 
 
 class CrossEncoderScorer:
-    """Lazy ``sentence_transformers.CrossEncoder`` over a model name or local path; returns raw logits."""
+    """A lazily loaded cross-encoder over a model name or local path (the compact e5 one, or any
+    sequence-classification checkpoint through :class:`~rag.rerank.hf_cross_encoder.TransformersCrossEncoder`);
+    returns raw logits."""
 
     def __init__(self, config: RerankConfig | None = None, *, model: str | None = None,
                  cache_size: int = 100_000) -> None:
@@ -170,11 +171,6 @@ class CrossEncoderScorer:
     def _load(self):
         if self._ce is not None:
             return self._ce
-        try:
-            import torch
-            from sentence_transformers import CrossEncoder
-        except ImportError:
-            raise missing_dependency("sentence-transformers", "models", "cross-encoder reranking") from None
         path = self.path
         max_length = self.max_length
         if path is not None:
@@ -191,16 +187,17 @@ class CrossEncoderScorer:
             self._ce = ce
             return ce
         try:
-            # fp16-stored checkpoints run in fp32 on CPU (fp16 matmuls there are slow or unsupported).
-            with quiet_model_loading():  # no "Loading weights" bar in the caller's output
-                ce = CrossEncoder(str(path or self.model), device="cpu", max_length=max_length,
-                                  activation_fn=torch.nn.Identity(), model_kwargs={"dtype": torch.float32})
+            from rag.rerank.hf_cross_encoder import TransformersCrossEncoder
+
+            ce = TransformersCrossEncoder(path or self.model, max_length)
+        except ImportError:
+            raise missing_dependency("transformers", "models", "cross-encoder reranking") from None
         except Exception as exc:  # noqa: BLE001 - any loader failure becomes one typed error
             raise ModelLoadError(f"could not load cross-encoder {self.model!r}: {exc}") from exc
         if self.quantize:
             from rag.rerank.e5_reranker import quantize_linear
 
-            ce[0].model = quantize_linear(ce[0].model)
+            ce.model = quantize_linear(ce.model)
         self.max_length = max_length or int(getattr(ce, "max_seq_length", None) or 512)
         self._tok = ce.tokenizer
         self._ce = ce

@@ -82,6 +82,31 @@ def test_committed_default_reranker_loads_offline_and_ranks_sensibly(quantize):
         assert res.candidates[0].probability > res.candidates[1].probability
 
 
+@pytest.mark.parametrize("which", ["default", "tiny"])
+def test_the_transformers_cross_encoder_scores_as_sentence_transformers_does(which, tiny_cross_encoder):
+    """The scorer loads a plain checkpoint without sentence-transformers; its logits are the ones
+    sentence-transformers' CrossEncoder gives the same pairs (to float rounding), pairs cut at max_length."""
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    from rag.rerank.hf_cross_encoder import TransformersCrossEncoder
+
+    path = str(DEFAULT_RERANKER if which == "default" else tiny_cross_encoder)
+    pairs = [("how many days of annual leave", "Employees get 15 days of annual leave a year. " * (i % 9 + 1))
+             for i in range(20)] + [("what is the fine for late filing", "A late return is fined 10,000 won. " * i)
+                                    for i in range(1, 21)]
+    ref = CrossEncoder(path, device="cpu", max_length=64, activation_fn=torch.nn.Identity(),
+                       model_kwargs={"dtype": torch.float32})
+    want = np.asarray(ref.predict(pairs, batch_size=8, show_progress_bar=False), dtype=np.float64).reshape(-1)
+    got = TransformersCrossEncoder(path, 64).predict(pairs, batch_size=8).reshape(-1)
+    assert got.shape == want.shape == (40,)
+    assert np.abs(got - want).max() < 1e-4
+    assert np.array_equal(np.argsort(-got, kind="stable"), np.argsort(-want, kind="stable"))
+    scorer = CrossEncoderScorer(RerankConfig(model=path, max_length=64, quantize=False))
+    logits, _ = scorer.score(pairs[0][0], [str(i) for i in range(20)], [t for _, t in pairs[:20]])
+    assert np.abs(logits - want[:20]).max() < 1e-4
+
+
 def test_pipeline_retrieve_reranks_and_gates(tmp_path, tiny_cross_encoder):
     from rag.config import load_config
     from rag.pipeline import Pipeline
