@@ -238,13 +238,14 @@ def labels_fit_summary(report: Mapping[str, Any]) -> dict[str, Any]:
 def auto_summary(report: Mapping[str, Any]) -> dict[str, Any]:
     """What ``rag calibrate --auto`` found: chunks, probes, the signal chosen, each signal's worst group
     AUROC and the thresholds it fitted (with the standard errors of margin it held)."""
-    worst = {s: min([g["auroc"] for g in gs if g["auroc"] is not None] or [math.nan])
-             for s, gs in report["groups"].items()}
+    from rag.calibrate.auto import GroupFit, worst_auroc
+
+    worst = {s: worst_auroc([GroupFit(**g) for g in gs]) for s, gs in report["groups"].items()}
     held = {g["key"]: g.get("standard_errors_held") for g in report["groups"].get(report["signal"], [])}
     return {"chunks": report["chunks"], "answerable_found": report["answerable_found"],
             "answerable_not_found": report["answerable_not_found"],
             "unanswerable": sum(1 for p in report["probes"] if not p["answerable"]), "signal": report["signal"],
-            "worst_group_auroc": {s: (None if math.isnan(v) else round(v, 4)) for s, v in sorted(worst.items())},
+            "worst_group_auroc": {s: (None if v is None else round(v, 4)) for s, v in sorted(worst.items())},
             "fitted": {k: {"threshold": v, "standard_errors_held": held.get(k)}
                        for k, v in sorted(report["config_updates"].items())
                        if k.startswith("gate.") and isinstance(v, float)}}

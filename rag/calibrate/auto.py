@@ -253,6 +253,13 @@ class AutoReport:
     summary: dict
 
 
+def worst_auroc(groups: Sequence[GroupFit]) -> float | None:
+    """The lowest AUROC among the groups that got a threshold (None: none did). A group with too few probes to
+    fit keeps its configured threshold, and its AUROC over a handful of probes says nothing of the signal."""
+    vals = [g.auroc for g in groups if g.threshold is not None and g.auroc is not None]
+    return min(vals) if vals else None
+
+
 def choose(scored: Sequence[ScoredProbe], target_precision: float, configured: str,
            standard_errors: float = STANDARD_ERRORS,
            margins: Mapping[str, Mapping[str, float]] | None = None) -> tuple[str, dict[str, list[GroupFit]]]:
@@ -262,8 +269,8 @@ def choose(scored: Sequence[ScoredProbe], target_precision: float, configured: s
     fits = {s: fit_signal(scored, s, target_precision, standard_errors, (margins or {}).get(s)) for s in SIGNALS}
 
     def worst(s: str) -> float:
-        vals = [g.auroc for g in fits[s] if g.threshold is not None and g.auroc is not None]
-        return min(vals) if vals else -1.0
+        w = worst_auroc(fits[s])
+        return -1.0 if w is None else w
 
     def complete(s: str) -> bool:  # every group the signal reads got a threshold
         return all(g.threshold is not None for g in fits[s] if g.n_answerable + g.n_unanswerable >= 2 * MIN_PER_CLASS)
@@ -298,9 +305,10 @@ def _configured(config, key: str):
 
 
 def _why(signal: str, fits: dict[str, list[GroupFit]], what: str) -> str:
+    def shown(w: float | None) -> str:
+        return "no group fitted" if w is None else f"{w:.3f}"
     return (f"{signal}: the best worst-group AUROC on the {what} "
-            + ", ".join(f"{s} {min([g.auroc for g in f if g.auroc is not None] or [float('nan')]):.3f}"
-                        for s, f in fits.items()))
+            + ", ".join(f"{s} {shown(worst_auroc(f))}" for s, f in fits.items()))
 
 
 def _labelled(pipeline, feedback: FeedbackSet, weight: int, principal, progress) -> list[ScoredProbe]:

@@ -17,6 +17,7 @@ from rag.bench.gate_auto import Options, _requires, _Run
 from rag.bench.gate_auto import run as run_gate_auto
 from rag.bench.gate_auto_table import table
 from rag.bench.registry import measurements
+from rag.calibrate.auto import GroupFit
 
 
 def _jsonl(path: Path, rows: list[dict]) -> Path:
@@ -122,9 +123,11 @@ def test_reach_on_a_curve_and_the_labels_fit_summary():
 def _auto_report(signal: str = "dense") -> dict:
     return {"chunks": 832, "answerable_found": 80, "answerable_not_found": 0, "signal": signal,
             "probes": [{"answerable": True}, {"answerable": False}, {"answerable": False}],
-            "groups": {"dense": [{"key": "gate.threshold", "auroc": 0.9, "threshold": 0.866,
-                                  "standard_errors_held": 1.0}],
-                       "bm25": [{"key": "gate.bm25_threshold", "auroc": None, "threshold": None}]},
+            "groups": {"dense": [GroupFit("gate.threshold", 80, 80, 0.9, 0.866, 0.6, 0.95,
+                                          standard_errors_held=1.0).to_json(),
+                                 # too few probes to fit: kept its threshold, its AUROC is no reading of the signal
+                                 GroupFit("gate.language_thresholds.en", 2, 1, 0.0, None, None, None).to_json()],
+                       "bm25": [GroupFit("gate.bm25_threshold", 1, 1, None, None, None, None).to_json()]},
             "config_updates": {"gate.threshold": 0.866, "gate.signal": "dense"}}
 
 

@@ -98,6 +98,19 @@ def test_a_switched_signal_never_keeps_the_old_signals_main_threshold():
     assert "gate.threshold" not in kept  # same signal: the configured threshold stays
 
 
+def test_a_group_too_small_to_fit_says_nothing_of_the_signal():
+    """The worst-group AUROC that chooses the signal and the one the report states read only the fitted groups:
+    a handful of probes (2 answerable, 1 not) kept their threshold and their AUROC 0.0 is noise."""
+    from rag.calibrate.auto import GroupFit, _why, worst_auroc
+
+    fitted = GroupFit("gate.threshold", 79, 80, 0.844, 0.86, 0.5, 0.92)
+    tiny = GroupFit("gate.language_thresholds.en", 2, 1, 0.0, None, None, None)
+    assert worst_auroc([fitted, tiny]) == 0.844
+    assert worst_auroc([tiny]) is None
+    why = _why("dense", {"dense": [fitted, tiny], "bm25": [tiny]}, "probes")
+    assert why == "dense: the best worst-group AUROC on the probes dense 0.844, bm25 no group fitted"
+
+
 def _scored(n: int, dense_gap: float, bm25_gap: float, prob_gap: float | None = None):
     """Probes whose signals separate the answerable ones by the given gaps (noise: a fixed pattern)."""
     from rag.calibrate.auto import ScoredProbe
