@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rag.context.sanitize import check_mode, injection_signals, withheld_scope
-from rag.index.sync import SyncReport, indexed_files
 from rag.types import TRUSTED_KEY
 
 if TYPE_CHECKING:
     from rag.index.protocol import Index
+    from rag.index.sync import SyncReport
 
 logger = logging.getLogger(__name__)
 
@@ -94,9 +94,11 @@ def withheld_documents(found: Iterable[WithheldBlock]) -> dict[tuple[str, str], 
     return out
 
 
-def screen_synced(index: "Index | None", security, rep: SyncReport) -> SyncReport:
+def screen_synced(index: "Index | None", security, rep: "SyncReport") -> "SyncReport":
     """``rep`` with what ``security.quarantine`` will withhold from the documents the sync added or
     updated (:func:`screen_index` on their indexed blocks); ``index`` None: nothing indexed yet."""
+    from rag.index.sync import indexed_files
+
     changed = set(rep.added) | set(rep.updated)
     if not changed or index is None:
         return rep
