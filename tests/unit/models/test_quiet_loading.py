@@ -40,22 +40,32 @@ def test_a_failed_load_restores_the_setting_too():
     assert hf_logging.is_progress_bar_enabled() == was_on
 
 
-def test_the_cross_encoder_loads_quietly(monkeypatch, tmp_path, capfd):
-    """The reranker's loader (rag.rerank.cross_encoder) wraps ``CrossEncoder(...)`` in the silence:
-    a stand-in that draws the bar like transformers does leaves stderr clean."""
-    st = pytest.importorskip("sentence_transformers")
+def test_the_cross_encoder_loads_quietly(monkeypatch, capfd):
+    """The reranker's loader (rag.rerank.hf_cross_encoder) reads a plain checkpoint inside the silence:
+    stand-ins for transformers' loaders that draw the bar as they do leave stderr clean (and nothing is
+    fetched: the stand-ins answer for the unknown name)."""
+    from types import SimpleNamespace
+
+    transformers = pytest.importorskip("transformers")
     from rag.config import RerankConfig
     from rag.rerank.cross_encoder import CrossEncoderScorer
 
-    class DrawingCrossEncoder:
-        tokenizer = None
-        max_seq_length = 32
+    class Drawn:
+        config = SimpleNamespace(max_position_embeddings=32)
+        model_max_length = 32
 
-        def __init__(self, *args, **kwargs) -> None:
-            _draw_loading_bar()
+        def eval(self) -> "Drawn":
+            return self
 
-    monkeypatch.setattr(st, "CrossEncoder", DrawingCrossEncoder)
-    CrossEncoderScorer(RerankConfig(), model="some-hub-name")._load()
+    def drawing(*args, **kwargs) -> Drawn:
+        _draw_loading_bar()
+        return Drawn()
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", drawing)
+    monkeypatch.setattr(transformers.AutoModelForSequenceClassification, "from_pretrained", drawing)
+    scorer = CrossEncoderScorer(RerankConfig(quantize=False), model="some-hub-name")
+    scorer._load()
+    assert isinstance(scorer._ce.model, Drawn) and scorer.max_length == 32
     assert "Loading weights" not in capfd.readouterr().err
 
 
