@@ -72,6 +72,7 @@ class Components:
         """The same components (every one already loaded is shared) over another index."""
         view = copy.copy(self)
         view._index = index
+        view._versions = copy.copy(self._versions)  # starts from this cache; recomputing it leaves this one's alone
         return view
 
     # -- indexing --------------------------------------------------------------------------

@@ -114,10 +114,11 @@ class VersionPolicy:
 
     def allowed(self, documents: Mapping, scope: ReaderScope) -> dict[str, str | None] | None:
         """Per document id the version ``scope`` may answer from (None: ``versions: all``)."""
-        if self._state is None or self._state[0] is not documents:
+        state = self._state  # read once: another thread may replace it for other documents meanwhile
+        if state is None or state[0] is not documents:
             restricted = any(rec.access is not None for rec in documents.values())
-            self._state = (documents, self._policy(documents.values()), restricted, {})
-        _, everyone, restricted, per_scope = self._state
+            state = self._state = (documents, self._policy(documents.values()), restricted, {})
+        _, everyone, restricted, per_scope = state
         if not restricted and scope.default_access == "public":  # every document is readable
             return everyone
         if scope not in per_scope:

@@ -115,3 +115,25 @@ def test_a_newer_version_added_to_a_live_index_takes_over(tmp_path):
     assert {c.document_version for c in res.citations if c.document_id == "hr-leave-policy"} <= {"2026.1"}
     assert ("hr-leave-policy", "2025.1", "2026.1") in {(s.document_id, s.version, s.current_version)
                                                        for s in res.superseded}
+
+
+def test_the_version_policy_cache_follows_the_documents_and_a_copy_keeps_its_own():
+    """VersionPolicy recomputes when the index's records are another mapping; a copy (a pinned view's,
+    Components.with_index) starts from the same cache, and recomputing it leaves the original's alone."""
+    import copy
+    from types import SimpleNamespace
+
+    from rag.access import ReaderScope
+    from rag.retrieval.versions import VersionPolicy
+
+    def records(*versions: str) -> dict:
+        return {("law", v): SimpleNamespace(id="law", version=v, meta={}, access=None) for v in versions}
+
+    scope = ReaderScope(None, "public")
+    policy = VersionPolicy(RetrievalConfig())
+    old, new = records("2024-01-01"), records("2024-01-01", "2025-01-01")
+    assert policy.allowed(old, scope) == {"law": "2024-01-01"}
+    view = copy.copy(policy)
+    assert view.allowed(new, scope) == {"law": "2025-01-01"}
+    assert policy._state is not None and policy._state[0] is old  # the original still caches the old records
+    assert policy.allowed(old, scope) == {"law": "2024-01-01"} and view.allowed(new, scope) == {"law": "2025-01-01"}
