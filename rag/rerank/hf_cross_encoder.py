@@ -8,15 +8,12 @@ about a second of a cold ``rag ask``). The scores are the same to float rounding
 """
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from rag.models.quiet import quiet_model_loading
-
-logger = logging.getLogger(__name__)
 
 
 class TransformersCrossEncoder:
